@@ -1,0 +1,112 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  LogController,
+} from 'fastify';
+import { adminRoutes } from './modules/admin/routes.ts';
+import { eventRoutes } from './modules/events/routes.ts';
+import { healthRoutes } from './modules/health/routes.ts';
+import { meRoutes } from './modules/me/routes.ts';
+import { resolveTenant } from './platform/auth/tenant.ts';
+import type { Platform } from './platform/context.ts';
+import { installErrorHandling } from './platform/http/errors.ts';
+import { setPageTokenSecret } from './platform/http/pagination.ts';
+import { installKeyRateLimit } from './platform/http/rate-limit.ts';
+import { ErrorBody } from './platform/http/schemas.ts';
+
+export const API_VERSION = '1.0.0';
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Routes that need a tenant API key, all under `/v1`. A module adds its plugin here. */
+const tenantModules = [meRoutes, eventRoutes];
+
+/** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
+export async function buildApp(
+  platform: Platform,
+  options: { extraTenantRoutes?: FastifyPluginAsync[] } = {},
+): Promise<FastifyInstance> {
+  const { config } = platform;
+  setPageTokenSecret(createHmac('sha256', platform.secrets.encryptionKey).update('page-tokens').digest());
+
+  const app = Fastify({
+    loggerInstance: platform.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: config.trustProxy,
+    bodyLimit: 1_048_576,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('platform', platform);
+  app.addSchema(ErrorBody);
+  installErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
+    },
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Agency Platform API',
+        version: API_VERSION,
+        description:
+          'CRM, messaging, voice, AI, sequences, campaigns and webhooks for agencies and their clients.',
+      },
+      servers: [{ url: config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An agency or client API key.' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+  });
+
+  await app.register(healthRoutes);
+
+  await app.register(
+    async (v1) => {
+      v1.decorateRequest('tenant', null as never);
+      v1.addHook('onRequest', async (request) => {
+        request.tenant = await resolveTenant(request, platform.keys, platform.clients);
+      });
+      await installKeyRateLimit(v1, platform.redis);
+      for (const routes of [...tenantModules, ...(options.extraTenantRoutes ?? [])])
+        await v1.register(routes);
+    },
+    { prefix: '/v1' },
+  );
+
+  await app.register(adminRoutes, { prefix: '/admin/v1' });
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });
+
+  return app;
+}

@@ -1,0 +1,114 @@
+import path from 'node:path';
+
+/** Every environment variable the service reads, parsed and typed here and nowhere else. */
+export interface Config {
+  port: number;
+  feedPort: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  redisUrl: string | null;
+  adminToken: string | null;
+  encryptionKey: string | null;
+  publicBaseUrl: string;
+  logLevel: string;
+  nodeEnv: string;
+  trustProxy: boolean;
+  outboundAllowPrivate: boolean;
+  webhookRetrySchedule: number[];
+  webhookTimeoutMs: number;
+  webhookFailureThreshold: number;
+  snapshotCacheMs: number;
+  walletIndexRefreshMs: number;
+  chainRpcUrl: string | null;
+  collectionAddress: string | null;
+  collectionStartBlock: bigint;
+  chainConfirmations: number;
+  mcpAllowedOrigins: string[];
+  workerConcurrency: number;
+  idempotencyTtlHours: number;
+  taskReminderMinutes: number;
+  /** Where demo credentials are printed on the first start; tests turn it off. */
+  seedDemo: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './.data');
+  const port = int(env, 'PORT', 3000);
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  return {
+    port,
+    feedPort: int(env, 'FEED_PORT', 3001),
+    host,
+    databaseUrl: str(env, 'DATABASE_URL'),
+    dataDir,
+    redisUrl: str(env, 'REDIS_URL'),
+    adminToken: str(env, 'ADMIN_TOKEN'),
+    encryptionKey: str(env, 'ENCRYPTION_KEY'),
+    publicBaseUrl: (str(env, 'PUBLIC_BASE_URL') ?? `http://${host}:${port}`).replace(/\/+$/, ''),
+    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    nodeEnv: str(env, 'NODE_ENV') ?? 'development',
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    outboundAllowPrivate: bool(env, 'OUTBOUND_ALLOW_PRIVATE', false),
+    webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '0s,30s,5m,30m,4h'),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+    webhookFailureThreshold: int(env, 'WEBHOOK_FAILURE_THRESHOLD', 20),
+    snapshotCacheMs: int(env, 'SNAPSHOT_CACHE_MS', 30_000),
+    walletIndexRefreshMs: int(env, 'WALLET_INDEX_REFRESH_MS', 3_600_000),
+    chainRpcUrl: str(env, 'CHAIN_RPC_URL'),
+    collectionAddress: str(env, 'COLLECTION_ADDRESS'),
+    collectionStartBlock: BigInt(int(env, 'COLLECTION_START_BLOCK', 0)),
+    chainConfirmations: int(env, 'CHAIN_CONFIRMATIONS', 12),
+    mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS'),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 10),
+    idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24),
+    taskReminderMinutes: int(env, 'TASK_REMINDER_MINUTES', 60),
+    seedDemo: bool(env, 'SEED_DEMO', true),
+  };
+}
+
+function str(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value ? value : null;
+}
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = str(env, name);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name)?.toLowerCase();
+  if (raw === undefined || raw === null) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function list(env: Env, name: string): string[] {
+  return (str(env, name) ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a list such as `0s,30s,5m,30m,4h` into milliseconds. */
+export function durations(env: Env, name: string, fallback: string): number[] {
+  const raw = str(env, name) ?? fallback;
+  return raw.split(',').map((part) => {
+    const match = /^(\d+)(ms|s|m|h|d)$/.exec(part.trim());
+    if (!match)
+      throw new ConfigError(`${name} must be a list such as 0s,30s,5m; "${part}" is not a duration`);
+    return Number(match[1]) * UNIT_MS[match[2]];
+  });
+}

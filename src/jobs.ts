@@ -1,0 +1,20 @@
+import type { Platform } from './platform/context.ts';
+import { FAN_OUT_TASK } from './platform/events/emit.ts';
+import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
+import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
+import type { JobRegistry } from './platform/jobs/runner.ts';
+
+/** Every background task and cron entry of the service, in one place. A module adds its own here. */
+export function jobRegistry(platform: Platform): JobRegistry {
+  const { db, config } = platform;
+  const eventConsumers: EventConsumer[] = [];
+  return {
+    tasks: {
+      [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
+      idempotency_cleanup: async () => {
+        await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
+      },
+    },
+    crontab: ['17 * * * * idempotency_cleanup'],
+  };
+}

@@ -1,0 +1,126 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../platform/http/errors.ts';
+import { Body, DateTime, Uuid } from '../../platform/http/schemas.ts';
+import { ApiKeySchema } from '../me/routes.ts';
+import * as admin from './service.ts';
+
+const Org = Type.Object({
+  id: Uuid(),
+  name: Type.String(),
+  house_client_id: Uuid(),
+  features: Type.Object({ sdr_outbound: Type.Boolean() }),
+});
+const Client = Type.Object({ id: Uuid(), org_id: Uuid(), name: Type.String() });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const OrgParams = Type.Object({ orgId: Uuid() });
+const hidden = { hide: true, tags: ['admin'] };
+
+/** The portal's back end: orgs, clients, keys and FUEL grants, behind `ADMIN_TOKEN`. Not part of the public API. */
+export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, secrets } = app.platform;
+  const expected = Buffer.from(secrets.adminToken);
+
+  app.addHook('onRequest', async (request) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    const given = Buffer.from(match?.[1] ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw errors.unauthorized('The admin API needs Authorization: Bearer <ADMIN_TOKEN>.');
+    }
+  });
+
+  app.post('/orgs', { schema: { ...hidden, body: Body({ name: Name }) } }, async (request, reply) => {
+    reply.code(201);
+    return { org: await admin.createOrg(db, request.body) };
+  });
+
+  app.get(
+    '/orgs/:orgId',
+    { schema: { ...hidden, params: OrgParams, response: { 200: Type.Object({ org: Org }) } } },
+    async (request) => ({
+      org: await admin.getOrg(db, request.params.orgId),
+    }),
+  );
+
+  app.patch(
+    '/orgs/:orgId',
+    {
+      schema: {
+        ...hidden,
+        params: OrgParams,
+        body: Body({
+          name: Type.Optional(Name),
+          features: Type.Optional(Body({ sdr_outbound: Type.Optional(Type.Boolean()) })),
+        }),
+        response: { 200: Type.Object({ org: Org }) },
+      },
+    },
+    async (request) => ({ org: await admin.updateOrg(db, request.params.orgId, request.body) }),
+  );
+
+  app.post(
+    '/orgs/:orgId/clients',
+    {
+      schema: {
+        ...hidden,
+        params: OrgParams,
+        body: Body({ name: Name }),
+        response: { 201: Type.Object({ client: Client }) },
+      },
+    },
+    async (request, reply) => {
+      reply.code(201);
+      return { client: await admin.createClient(db, request.params.orgId, request.body) };
+    },
+  );
+
+  app.post(
+    '/orgs/:orgId/keys',
+    {
+      schema: {
+        ...hidden,
+        params: OrgParams,
+        body: Body({
+          name: Name,
+          kind: Type.Union([Type.Literal('agency'), Type.Literal('client'), Type.Literal('legacy_sms')]),
+          client_id: Type.Optional(Uuid()),
+          rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+          expires_at: Type.Optional(DateTime()),
+          tag: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+        response: { 201: Type.Object({ api_key: ApiKeySchema, key: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      reply.code(201);
+      return admin.mintKey(db, request.params.orgId, request.body);
+    },
+  );
+
+  app.delete(
+    '/keys/:keyId',
+    { schema: { ...hidden, params: Type.Object({ keyId: Uuid() }) } },
+    async (request, reply) => {
+      await admin.revokeKey(db, request.params.keyId);
+      app.platform.keys.evict(request.params.keyId);
+      reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/orgs/:orgId/fuel',
+    {
+      schema: {
+        ...hidden,
+        params: OrgParams,
+        body: Body({
+          amount: Type.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000, not: { const: 0 } }),
+          reason: Type.Optional(Type.String({ maxLength: 500 })),
+        }),
+        response: { 200: Type.Object({ fuel: Type.Object({ balance: Type.Integer() }) }) },
+      },
+    },
+    async (request) => admin.grantFuel(db, request.params.orgId, request.body),
+  );
+};

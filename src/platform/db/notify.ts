@@ -1,0 +1,49 @@
+import pg from 'pg';
+
+/**
+ * Listens on PostgreSQL channels over one dedicated connection, reconnecting after a drop.
+ * `onReset` runs after every (re)connect, because notifications sent while disconnected are lost.
+ */
+export class NotificationListener {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly handlers: Record<string, (payload: string) => void>,
+    private readonly onReset: () => void = () => {},
+  ) {}
+
+  async start(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: 'agency-platform-listener',
+    });
+    client.on('error', () => this.reconnect());
+    client.on('end', () => this.reconnect());
+    client.on('notification', (message) => this.handlers[message.channel]?.(message.payload ?? ''));
+    await client.connect();
+    for (const channel of Object.keys(this.handlers))
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    this.client = client;
+    this.onReset();
+  }
+
+  private reconnect(): void {
+    if (this.closed || this.retryTimer) return;
+    this.client = null;
+    this.onReset();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.start().catch(() => this.reconnect());
+    }, 1000);
+    this.retryTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.client?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,91 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The database's tables. Platform tables are declared here; each module adds its own
+ * by augmenting this interface from its store (`declare module`), so the platform
+ * never imports a module.
+ */
+export interface Database {
+  orgs: OrgsTable;
+  clients: ClientsTable;
+  api_keys: ApiKeysTable;
+  fuel_ledger: FuelLedgerTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+export type NullableTimestamp = ColumnType<
+  Date | null,
+  Date | string | null | undefined,
+  Date | string | null
+>;
+export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+
+export interface OrgsTable {
+  id: string;
+  name: string;
+  house_client_id: string;
+  features: Json<{ sdr_outbound?: boolean }>;
+  fuel_balance: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ClientsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  is_house: Generated<boolean>;
+  created_at: Generated<Date>;
+}
+
+export type ApiKeyKind = 'agency' | 'client' | 'legacy_sms';
+
+export interface ApiKeysTable {
+  id: string;
+  org_id: string;
+  client_id: string | null;
+  name: string;
+  kind: ApiKeyKind;
+  prefix: string;
+  last4: string;
+  secret_hash: Buffer;
+  rate_limit_per_minute: number;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+  tag: string | null;
+  last_used_at: NullableTimestamp;
+  created_at: Generated<Date>;
+}
+
+export interface FuelLedgerTable {
+  id: string;
+  org_id: string;
+  amount: number;
+  balance_after: number;
+  reason: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface EventsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  type: string;
+  data: Json<Record<string, unknown>>;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+}
+
+export interface IdempotencyKeysTable {
+  org_id: string;
+  client_id: string;
+  key: string;
+  request_hash: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: Json<unknown> | null;
+  locked_at: Timestamp;
+  created_at: Generated<Date>;
+}

@@ -1,0 +1,68 @@
+import { sql } from 'kysely';
+import { newEventId } from '../db/ids.ts';
+import type { Executor } from '../db/pool.ts';
+
+export interface EventScope {
+  orgId: string;
+  clientId: string;
+}
+
+/** The event as receivers and `GET /v1/events` see it. */
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  created: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export const FAN_OUT_TASK = 'events_fan_out';
+
+/**
+ * Records an event and queues its fan-out in the caller's transaction (transactional outbox):
+ * the event exists if and only if the change that caused it committed.
+ */
+export async function emit(
+  trx: Executor,
+  scope: EventScope,
+  type: string,
+  data: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): Promise<EventEnvelope> {
+  const id = newEventId();
+  // Dates and other values go through JSON once, as receivers will see them.
+  const dataJson = JSON.stringify(data);
+  const metadataJson = JSON.stringify(metadata);
+  const { rows } = await sql<{ created_at: Date }>`
+    WITH event AS (
+      INSERT INTO events (id, org_id, client_id, type, data, metadata)
+      VALUES (${id}, ${scope.orgId}, ${scope.clientId}, ${type}, ${dataJson}::jsonb, ${metadataJson}::jsonb)
+      RETURNING created_at
+    ), job AS (
+      SELECT graphile_worker.add_job(${FAN_OUT_TASK}, json_build_object('event_id', ${id}::text)) AS job
+    )
+    SELECT event.created_at FROM event, job`.execute(trx);
+  return {
+    id,
+    type,
+    created: String(Math.floor(rows[0].created_at.getTime() / 1000)),
+    data: JSON.parse(dataJson),
+    metadata: JSON.parse(metadataJson),
+  };
+}
+
+export function toEnvelope(row: {
+  id: string;
+  type: string;
+  created_at: Date;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}): EventEnvelope {
+  return {
+    id: row.id,
+    type: row.type,
+    created: String(Math.floor(row.created_at.getTime() / 1000)),
+    data: row.data,
+    metadata: row.metadata,
+  };
+}

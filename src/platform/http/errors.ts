@@ -1,0 +1,169 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/** The closed list of machine-readable error codes the API answers with. */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'validation_error'
+  | 'unauthorized'
+  | 'key_expired'
+  | 'forbidden'
+  | 'feature_disabled'
+  | 'outbound_dialing_unavailable'
+  | 'not_found'
+  | 'gone'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'identity_conflict'
+  | 'phone_in_use'
+  | 'email_in_use'
+  | 'slug_conflict'
+  | 'ambiguous_slug'
+  | 'invalid_transition'
+  | 'idempotency_in_progress'
+  | 'idempotency_key_reused'
+  | 'fuel_exhausted'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'service_unavailable'
+  | 'internal_error';
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  toBody(): ErrorBody {
+    return this.details
+      ? { error: this.code, message: this.message, details: this.details }
+      : { error: this.code, message: this.message };
+  }
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** Small factories so every module says the same thing the same way. */
+export const errors = {
+  invalidRequest: (message: string, details?: Record<string, unknown>) =>
+    new ApiError(400, 'invalid_request', message, details),
+  validation: (fields: FieldError[]) =>
+    new ApiError(400, 'validation_error', fields.map((f) => `${f.field} ${f.message}`).join('; '), {
+      fields,
+    }),
+  invalidField: (field: string, message: string) => errors.validation([{ field, message }]),
+  unauthorized: (message = 'A valid API key is required: send Authorization: Bearer <API_KEY>.') =>
+    new ApiError(401, 'unauthorized', message, undefined, { 'www-authenticate': 'Bearer' }),
+  keyExpired: () =>
+    new ApiError(401, 'key_expired', 'This API key has expired.', undefined, {
+      'www-authenticate': 'Bearer error="invalid_token"',
+    }),
+  forbidden: (message: string) => new ApiError(403, 'forbidden', message),
+  featureDisabled: (feature: string) =>
+    new ApiError(403, 'feature_disabled', `The ${feature} feature is not enabled for this agency.`),
+  notFound: (resource: string, id?: string) =>
+    new ApiError(
+      404,
+      'not_found',
+      id === undefined ? `${resource} not found.` : `${resource} ${id} not found.`,
+    ),
+  conflict: (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
+    new ApiError(409, code, message, details),
+  invalidTransition: (from: string, to: string) =>
+    new ApiError(409, 'invalid_transition', `Cannot move from ${from} to ${to}.`, { from, to }),
+  fuelExhausted: (needed: number, balance: number) =>
+    new ApiError(402, 'fuel_exhausted', `This action needs ${needed} FUEL and the balance is ${balance}.`, {
+      needed,
+      balance,
+    }),
+  rateLimited: (limit: number, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'rate_limited',
+      `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfterSeconds} s.`,
+      {
+        limit,
+        retry_after_seconds: retryAfterSeconds,
+      },
+    ),
+};
+
+/** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .code(404)
+      .send({ error: 'not_found', message: `No route for ${request.method} ${request.url.split('?')[0]}.` });
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.statusCode >= 500) {
+      request.log.error({ err: error, reqId: request.id }, 'request failed');
+    }
+    if (apiError.headers) reply.headers(apiError.headers);
+    reply.code(apiError.statusCode).send(apiError.toBody());
+  });
+}
+
+export function toApiError(error: FastifyError | ApiError | Error): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const fields = fastifyError.validation.map((issue) => ({
+      field: fieldName(fastifyError.validationContext, issue.instancePath, issue.params),
+      message: issue.message ?? 'is invalid',
+    }));
+    return errors.validation(fields);
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidRequest('The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return errors.invalidRequest('The Content-Length header does not match the body.');
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return errors.invalidRequest('The request body is not valid JSON.');
+  }
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return new ApiError(status, status === 404 ? 'not_found' : 'invalid_request', fastifyError.message);
+  }
+  return new ApiError(
+    500,
+    'internal_error',
+    'An unexpected error occurred. It has been logged; retry later.',
+  );
+}
+
+function fieldName(
+  context: string | undefined,
+  instancePath: string,
+  params: Record<string, unknown>,
+): string {
+  const segments = instancePath.split('/').filter(Boolean);
+  if (typeof params.missingProperty === 'string') segments.push(params.missingProperty);
+  if (typeof params.additionalProperty === 'string') segments.push(params.additionalProperty);
+  const name = segments.join('.');
+  if (context === 'body' || !context) return name || 'body';
+  return name || context;
+}
