@@ -85,7 +85,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
           name: Name,
           kind: Type.Union([Type.Literal('agency'), Type.Literal('client'), Type.Literal('legacy_sms')]),
           client_id: Type.Optional(Uuid()),
-          rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+          rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
           expires_at: Type.Optional(DateTime()),
           tag: Type.Optional(Type.String({ maxLength: 100 })),
         }),

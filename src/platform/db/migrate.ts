@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,7 +6,18 @@ import { runMigrations as runWorkerMigrations } from 'graphile-worker';
 import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import type { DatabaseHandle } from './pool.ts';
 
-const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../migrations');
+/** `migrations/` at the repository root, found from here whether running from src/ or from the build in dist/. */
+const MIGRATIONS_DIR = findUp(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+function findUp(from: string, name: string): string {
+  let dir = from;
+  while (!existsSync(path.join(dir, name, '0001_foundation.sql'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no ${name}/ folder above ${from}`);
+    dir = parent;
+  }
+  return path.join(dir, name);
+}
 
 /** Forward-only SQL files in `migrations/`, applied in name order, each in its own transaction. */
 class SqlFileMigrationProvider implements MigrationProvider {

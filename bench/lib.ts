@@ -1,0 +1,90 @@
+import autocannon from 'autocannon';
+import type pg from 'pg';
+
+export interface Measurement {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface Target {
+  name: string;
+  pass: boolean;
+  detail: string;
+}
+
+export interface Section {
+  title: string;
+  measurements: Measurement[];
+  targets: Target[];
+  notes?: string[];
+}
+
+export interface BenchContext {
+  apiUrl: string;
+  feedUrl: string;
+  ceilingUrl: string;
+  adminToken: string;
+  databaseUrl: string;
+  pool: pg.Pool;
+  /** The bare-route ceiling, measured once per run and shared by every scenario. */
+  ceiling(): Promise<Measurement>;
+  measure(name: string, options: MeasureOptions): Promise<Measurement>;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  /** An org with an agency key of a very high rate limit. */
+  tenant(): Promise<{ orgId: string; agencyKey: string; headers: Record<string, string> }>;
+}
+
+export interface MeasureOptions {
+  url: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+  /** A fresh request per call, for bodies that must differ (new identities). */
+  requests?: autocannon.Request[];
+  connections?: number;
+  durationSeconds?: number;
+}
+
+export async function measure(name: string, options: MeasureOptions): Promise<Measurement> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: { 'content-type': 'application/json', ...(options.headers ?? {}) },
+    body: options.body,
+    requests: options.requests,
+    connections: options.connections ?? 50,
+    duration: options.durationSeconds ?? 8,
+  });
+  return {
+    name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function ratioTarget(
+  name: string,
+  measured: Measurement,
+  ceiling: Measurement,
+  minimum: number,
+): Target {
+  const ratio = measured.requestsPerSecond / Math.max(1, ceiling.requestsPerSecond);
+  return {
+    name,
+    pass: ratio >= minimum && measured.errors === 0 && measured.non2xx === 0,
+    detail: `${measured.requestsPerSecond} / ${ceiling.requestsPerSecond} req/s = ${ratio.toFixed(2)} (target ≥ ${minimum})${
+      measured.non2xx ? `; ${measured.non2xx} non-2xx` : ''
+    }`,
+  };
+}
+
+export function latencyTarget(name: string, valueMs: number, maximumMs: number): Target {
+  return { name, pass: valueMs < maximumMs, detail: `${valueMs} ms (target < ${maximumMs} ms)` };
+}

@@ -1,0 +1,169 @@
+/**
+ * `npm run bench`: builds the service, starts it in production mode against a database of its own,
+ * starts the ceiling app beside it, runs every scenario in bench/scenarios (or those named on the
+ * command line), prints the figures and writes them to docs/performance.md.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort, startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
+import { type BenchContext, type Measurement, measure, type Section } from './lib.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const ADMIN_TOKEN = 'bench-admin-token';
+
+async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return child;
+}
+
+function table(section: Section): string {
+  const lines = [
+    `### ${section.title}`,
+    '',
+    '| measurement | req/s | p50 ms | p99 ms | errors | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...section.measurements.map(
+      (m) => `| ${m.name} | ${m.requestsPerSecond} | ${m.p50Ms} | ${m.p99Ms} | ${m.errors} | ${m.non2xx} |`,
+    ),
+    '',
+    '| target | result | |',
+    '|---|---|---|',
+    ...section.targets.map(
+      (target) => `| ${target.name} | ${target.detail} | ${target.pass ? 'met' : '**missed**'} |`,
+    ),
+  ];
+  if (section.notes?.length) lines.push('', ...section.notes.map((note) => `- ${note}`));
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  process.stdout.write('building…\n');
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ap-bench-'));
+  // PostgreSQL runs as its own user when we are root: it must be able to enter the folder.
+  await fs.chmod(dataDir, 0o755);
+  const database = await startEmbeddedPostgres(path.join(dataDir, 'postgres'), { password: 'bench' });
+  const apiPort = await freePort();
+  const feedPort = await freePort();
+  const ceilingPort = await freePort();
+  const env = {
+    NODE_ENV: 'production',
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    SEED_DEMO: 'false',
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    FEED_PORT: String(feedPort),
+  };
+  const children = [
+    start('dist/src/main.js', ['serve'], env),
+    start('dist/bench/ceiling.js', [], { ...env, PORT: String(ceilingPort) }),
+  ];
+  const pool = new pg.Pool({ connectionString: database.url, max: 10 });
+  try {
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const ceilingUrl = `http://127.0.0.1:${ceilingPort}`;
+    await waitFor(`${apiUrl}/readyz`);
+    await waitFor(`${ceilingUrl}/bare`);
+
+    const admin = async (method: string, urlPath: string, body?: unknown) => {
+      const response = await fetch(`${apiUrl}/admin/v1${urlPath}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!response.ok)
+        throw new Error(`admin ${method} ${urlPath}: ${response.status} ${await response.text()}`);
+      return response.status === 204 ? undefined : response.json();
+    };
+    let ceiling: Measurement | null = null;
+    const ctx: BenchContext = {
+      apiUrl,
+      feedUrl: `http://127.0.0.1:${feedPort}`,
+      ceilingUrl,
+      adminToken: ADMIN_TOKEN,
+      databaseUrl: database.url,
+      pool,
+      ceiling: async () => {
+        ceiling ??= await measure('bare Fastify JSON route (ceiling)', { url: `${ceilingUrl}/bare` });
+        return ceiling;
+      },
+      measure,
+      admin,
+      tenant: async () => {
+        const { org } = await admin('POST', '/orgs', { name: 'Bench agency' });
+        const { key } = await admin('POST', `/orgs/${org.id}/keys`, {
+          name: 'bench',
+          kind: 'agency',
+          rate_limit_per_minute: 10_000_000,
+        });
+        return { orgId: org.id, agencyKey: key, headers: { authorization: `Bearer ${key}` } };
+      },
+    };
+
+    const scenarioDir = path.join(root, 'dist', 'bench', 'scenarios');
+    const files = (await fs.readdir(scenarioDir)).filter((file) => file.endsWith('.js')).sort();
+    const sections: Section[] = [];
+    for (const file of files) {
+      const name = file.replace(/\.js$/, '');
+      if (only.length && !only.includes(name)) continue;
+      process.stdout.write(`\n== ${name}\n`);
+      const scenario = (await import(path.join(scenarioDir, file))).default as (
+        ctx: BenchContext,
+      ) => Promise<Section>;
+      const section = await scenario(ctx);
+      sections.push(section);
+      process.stdout.write(`${table(section)}\n`);
+    }
+
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    const report = [
+      '# Performance',
+      '',
+      'Measured by `npm run bench`: it builds the service, starts it in production mode (`NODE_ENV=production`,',
+      '`LOG_LEVEL=warn`) against a PostgreSQL of its own, and loads it with autocannon (50 connections) from the same',
+      'machine. Every ratio is taken against a ceiling measured in the same run: a bare Fastify app in the same',
+      'process setup (`bench/ceiling.ts`). Run a single scenario with `npm run bench -- <name>`.',
+      '',
+      `Last run: ${new Date().toISOString()} on ${os.cpus().length} × ${cpu}, Node ${process.version}.`,
+      '',
+      ...sections.map(table).flatMap((text) => [text, '']),
+    ].join('\n');
+    if (!only.length) await fs.writeFile(path.join(root, 'docs', 'performance.md'), report);
+    else process.stdout.write('\n(partial run: docs/performance.md left as it was)\n');
+  } finally {
+    await pool.end();
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await database.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});
