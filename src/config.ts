@@ -18,6 +18,9 @@ export interface Config {
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
   webhookFailureThreshold: number;
+  /** Outbound webhook requests one worker process keeps in flight at most. */
+  webhookConcurrency: number;
+  webhookLogRetentionDays: number;
   snapshotCacheMs: number;
   walletIndexRefreshMs: number;
   chainRpcUrl: string | null;
@@ -57,6 +60,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', '0s,30s,5m,30m,4h'),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
     webhookFailureThreshold: int(env, 'WEBHOOK_FAILURE_THRESHOLD', 20),
+    webhookConcurrency: Math.max(1, int(env, 'WEBHOOK_CONCURRENCY', 100)),
+    webhookLogRetentionDays: Math.max(14, int(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30)),
     snapshotCacheMs: int(env, 'SNAPSHOT_CACHE_MS', 30_000),
     walletIndexRefreshMs: int(env, 'WALLET_INDEX_REFRESH_MS', 3_600_000),
     chainRpcUrl: str(env, 'CHAIN_RPC_URL'),

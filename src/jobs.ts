@@ -1,3 +1,4 @@
+import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
 import { FAN_OUT_TASK } from './platform/events/emit.ts';
 import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
@@ -7,14 +8,16 @@ import type { JobRegistry } from './platform/jobs/runner.ts';
 /** Every background task and cron entry of the service, in one place. A module adds its own here. */
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
-  const eventConsumers: EventConsumer[] = [];
+  const webhooks = webhookJobs(platform);
+  const eventConsumers: EventConsumer[] = [webhooks.consumer];
   return {
     tasks: {
       [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
+      ...webhooks.tasks,
     },
-    crontab: ['17 * * * * idempotency_cleanup'],
+    crontab: ['17 * * * * idempotency_cleanup', ...webhooks.crontab],
   };
 }

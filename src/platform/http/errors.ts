@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'idempotency_in_progress'
   | 'idempotency_key_reused'
   | 'fuel_exhausted'
+  | 'webhook_disabled'
+  | 'delivery_in_progress'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

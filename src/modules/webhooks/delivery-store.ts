@@ -1,0 +1,397 @@
+import { sql } from 'kysely';
+import { newId } from '../../platform/db/ids.ts';
+import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { EventEnvelope, EventScope } from '../../platform/events/emit.ts';
+import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts';
+
+/**
+ * The delivery queue. A `webhook_deliveries` row is one event for one subscription; a worker takes
+ * due rows with a lease (`lease_id`, `lease_until`), sends them and records the outcome only while
+ * its lease holds. graphile-worker jobs only wake dispatchers up: a lost job costs latency, never a
+ * delivery.
+ */
+
+export const DISPATCH_TASK = 'webhook_dispatch';
+const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+
+/**
+ * Wakes a dispatcher somewhere, now (jobs with this key collapse while one waits) or after a delay
+ * (keyed by what it is for, so a repeat replaces rather than adds).
+ */
+export async function queueDispatch(db: Executor, later?: { key: string; delayMs: number }): Promise<void> {
+  if (!later) {
+    await sql`SELECT graphile_worker.add_job(${DISPATCH_TASK}, job_key => ${DISPATCH_TASK})`.execute(db);
+    return;
+  }
+  await sql`SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => now() + ${ms(later.delayMs)},
+    job_key => ${later.key})`.execute(db);
+}
+
+export interface MatchedSubscription {
+  id: string;
+  active: boolean;
+}
+
+/** Subscriptions an event goes to: its client's, and the org's agency-wide ones, listening for its type or `*`. */
+export async function matchingSubscriptions(
+  db: Executor,
+  scope: EventScope,
+  type: string,
+): Promise<MatchedSubscription[]> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'active'])
+    .where('org_id', '=', scope.orgId)
+    .where((eb) => eb.or([eb('all_clients', '=', true), eb('client_id', '=', scope.clientId)]))
+    .where(sql<boolean>`events && ARRAY[${type}, '*']::text[]`)
+    .execute();
+}
+
+/** A `webhook.test` event goes to the one subscription it tests, whatever that one listens for. */
+export async function testedSubscription(
+  db: Executor,
+  scope: EventScope,
+  subscriptionId: unknown,
+): Promise<MatchedSubscription[]> {
+  if (typeof subscriptionId !== 'string') return [];
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'active'])
+    .where('org_id', '=', scope.orgId)
+    .where('client_id', '=', scope.clientId)
+    .where('id', '=', sql<string>`${subscriptionId}::text::uuid`)
+    .execute();
+}
+
+/**
+ * One delivery per subscription, due after `firstDelayMs`; a disabled subscription gets a `skipped`
+ * one and a log line saying so. Safe to run twice: a pair already recorded is left alone.
+ * Returns how many deliveries wait to be sent.
+ */
+export async function insertDeliveries(
+  db: Executor,
+  scope: EventScope,
+  event: EventEnvelope,
+  subscriptions: MatchedSubscription[],
+  firstDelayMs: number,
+): Promise<number> {
+  const ids = subscriptions.map(() => newId());
+  const logIds = subscriptions.map(() => newId());
+  const { rows } = await sql<{ pending: number }>`
+    WITH input AS (
+      SELECT * FROM unnest(${ids}::uuid[], ${logIds}::uuid[], ${subscriptions.map((s) => s.id)}::uuid[],
+        ${subscriptions.map((s) => s.active)}::boolean[]) AS t(id, log_id, subscription_id, active)
+    ), inserted AS (
+      INSERT INTO webhook_deliveries
+        (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
+      SELECT input.id, ${scope.orgId}, input.subscription_id, ${event.id}, ${event.type},
+        (SELECT created_at FROM events WHERE id = ${event.id}),
+        CASE WHEN input.active THEN 'pending' ELSE 'skipped' END,
+        CASE WHEN input.active THEN now() + ${ms(firstDelayMs)} END
+      FROM input
+      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      RETURNING id, subscription_id, status
+    ), skipped AS (
+      INSERT INTO webhook_delivery_attempts
+        (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
+      SELECT input.log_id, ${scope.orgId}, inserted.subscription_id, inserted.id, ${event.id}, ${event.type}, 1,
+        'skipped', 'subscription_disabled', 'The subscription was disabled when the event arrived.'
+      FROM inserted JOIN input ON input.id = inserted.id
+      WHERE inserted.status = 'skipped'
+    )
+    SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted`.execute(db);
+  return rows[0]?.pending ?? 0;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  org_id: string;
+  subscription_id: string;
+  client_id: string;
+  url: string;
+  secret_ciphertext: Buffer;
+  event_id: string;
+  event_type: string;
+  event_created_at: Date;
+  /** The event's data and metadata as JSON text, sent as they are. */
+  data: string;
+  metadata: string;
+  attempts: number;
+  scheduled_attempts: number;
+  manual: boolean;
+  resume_status: DeliveryStatus | null;
+  resume_at: Date | null;
+}
+
+/**
+ * Leases up to `limit` due deliveries of active subscriptions, oldest due first. With `watchdog`, a
+ * job is (re)scheduled for after the leases end, so a worker that dies holding leases is followed by
+ * a dispatcher that takes them over.
+ */
+export async function claimDue(
+  db: Db,
+  lease: { id: string; ms: number; watchdog: { key: string; afterMs: number } | null },
+  limit: number,
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    WITH due AS (
+      SELECT d.id FROM webhook_deliveries d
+      JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+        AND (d.lease_until IS NULL OR d.lease_until <= now())
+      ORDER BY d.next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d SET lease_id = ${lease.id}, lease_until = now() + ${ms(lease.ms)}
+      FROM due WHERE d.id = due.id
+      RETURNING d.*
+    ), watchdog AS (
+      SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => now() + ${ms(lease.watchdog?.afterMs ?? 0)},
+        job_key => ${lease.watchdog?.key ?? ''})
+      WHERE ${lease.watchdog !== null} AND EXISTS (SELECT 1 FROM claimed)
+    )
+    SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
+      e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
+      c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at,
+      (SELECT count(*) FROM watchdog) AS watchdogs
+    FROM claimed c
+    JOIN webhook_subscriptions s ON s.id = c.subscription_id
+    JOIN events e ON e.id = c.event_id
+    ORDER BY c.next_attempt_at`.execute(db);
+  return rows;
+}
+
+/** What one attempt did, as the log shows it. */
+export interface AttemptRecord {
+  id: string;
+  attempt: number;
+  manual: boolean;
+  status: AttemptStatus;
+  responseStatus: number | null;
+  responseBody: string | null;
+  errorClass: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** Where the delivery goes after a failed attempt. */
+export interface FailureOutcome {
+  deliveryStatus: DeliveryStatus;
+  scheduledAttempts: number;
+  /** Delay before the next attempt when the delivery stays pending on its schedule. */
+  delayMs: number | null;
+  /** Or a fixed time to return to (after a manual attempt). */
+  resumeAt: Date | null;
+}
+
+const logColumns = sql`(id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, manual, status,
+  response_status, response_body, error_class, error, duration_ms, next_attempt_at)`;
+
+/** The hot path: one statement records a success and resets the subscription's failure counter. */
+export async function recordSuccess(
+  db: Db,
+  delivery: ClaimedDelivery,
+  leaseId: string,
+  record: AttemptRecord,
+): Promise<boolean> {
+  const { rows } = await sql<{ recorded: number }>`
+    WITH delivery AS (
+      UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
+        scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
+        next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
+        lease_id = NULL, lease_until = NULL, updated_at = now()
+      WHERE id = ${delivery.id} AND lease_id = ${leaseId}
+      RETURNING id
+    ), log AS (
+      INSERT INTO webhook_delivery_attempts ${logColumns}
+      SELECT ${record.id}, ${delivery.org_id}, ${delivery.subscription_id}, delivery.id, ${delivery.event_id},
+        ${delivery.event_type}, ${record.attempt}, ${record.manual}, 'succeeded', ${record.responseStatus},
+        ${record.responseBody}, NULL, NULL, ${record.durationMs}, NULL
+      FROM delivery
+      RETURNING id
+    ), reset AS (
+      UPDATE webhook_subscriptions SET consecutive_failures = 0
+      WHERE id = ${delivery.subscription_id} AND consecutive_failures <> 0 AND EXISTS (SELECT 1 FROM delivery)
+    )
+    SELECT count(*)::int AS recorded FROM log`.execute(db);
+  return rows[0].recorded > 0;
+}
+
+export interface SubscriptionHealth {
+  active: boolean;
+  consecutive_failures: number;
+  just_disabled: boolean;
+}
+
+/** Counts a failure against the subscription; at the threshold the circuit breaker disables it. */
+export async function countFailure(
+  trx: Executor,
+  subscriptionId: string,
+  threshold: number,
+): Promise<SubscriptionHealth | undefined> {
+  const { rows } = await sql<SubscriptionHealth>`
+    UPDATE webhook_subscriptions s SET
+      consecutive_failures = s.consecutive_failures + 1,
+      active = s.active AND s.consecutive_failures + 1 < ${threshold},
+      disabled_at = CASE WHEN s.active AND s.consecutive_failures + 1 >= ${threshold} THEN now() ELSE s.disabled_at END
+    WHERE s.id = ${subscriptionId}
+    -- The counter moves one at a time under the row lock: exactly one failure reaches the threshold.
+    RETURNING s.active, s.consecutive_failures, (s.consecutive_failures = ${threshold} AND NOT s.active) AS just_disabled`.execute(
+    trx,
+  );
+  return rows[0];
+}
+
+/** Records a failed attempt and, when the delivery stays on its schedule, the job that wakes its retry. */
+export async function recordFailure(
+  trx: Executor,
+  delivery: ClaimedDelivery,
+  leaseId: string,
+  record: AttemptRecord,
+  outcome: FailureOutcome,
+): Promise<boolean> {
+  const { rows } = await sql<{ recorded: number }>`
+    WITH delivery AS (
+      UPDATE webhook_deliveries SET status = ${outcome.deliveryStatus}, attempts = attempts + 1,
+        scheduled_attempts = ${outcome.scheduledAttempts},
+        next_attempt_at = CASE WHEN ${outcome.deliveryStatus} <> 'pending' THEN NULL
+          WHEN ${outcome.delayMs}::float8 IS NOT NULL THEN now() + ${ms(outcome.delayMs ?? 0)}
+          ELSE ${outcome.resumeAt}::timestamptz END,
+        manual = false, resume_status = NULL, resume_at = NULL,
+        lease_id = NULL, lease_until = NULL, updated_at = now()
+      WHERE id = ${delivery.id} AND lease_id = ${leaseId}
+      RETURNING id, status, next_attempt_at
+    ), log AS (
+      INSERT INTO webhook_delivery_attempts ${logColumns}
+      SELECT ${record.id}, ${delivery.org_id}, ${delivery.subscription_id}, delivery.id, ${delivery.event_id},
+        ${delivery.event_type}, ${record.attempt}, ${record.manual}, ${record.status}, ${record.responseStatus},
+        ${record.responseBody}, ${record.errorClass}, ${record.error}, ${record.durationMs}, delivery.next_attempt_at
+      FROM delivery
+      RETURNING id
+    ), wake AS (
+      SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => delivery.next_attempt_at,
+        job_key => 'webhook_delivery:' || delivery.id)
+      FROM delivery WHERE delivery.status = 'pending'
+    )
+    SELECT (SELECT count(*)::int FROM log) AS recorded, (SELECT count(*) FROM wake) AS woken`.execute(trx);
+  return rows[0].recorded > 0;
+}
+
+/**
+ * Stops the pending deliveries of a disabled subscription: each becomes `skipped` with a log line.
+ * Deliveries in flight are left to finish; they see the subscription disabled when they record.
+ */
+export async function skipPendingDeliveries(
+  trx: Executor,
+  subscription: { id: string; org_id: string },
+  reason: string,
+): Promise<number> {
+  const pending = await trx
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'event_id', 'event_type', 'attempts'])
+    .where('org_id', '=', subscription.org_id)
+    .where('subscription_id', '=', subscription.id)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', sql<Date>`now()`)]))
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  if (!pending.length) return 0;
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'skipped',
+      next_attempt_at: null,
+      manual: false,
+      resume_status: null,
+      resume_at: null,
+      updated_at: sql`now()`,
+    })
+    .where(
+      'id',
+      'in',
+      pending.map((row) => row.id),
+    )
+    .execute();
+  await trx
+    .insertInto('webhook_delivery_attempts')
+    .values(
+      pending.map((row) => ({
+        id: newId(),
+        org_id: subscription.org_id,
+        subscription_id: subscription.id,
+        delivery_id: row.id,
+        event_id: row.event_id,
+        event_type: row.event_type,
+        attempt: row.attempts + 1,
+        status: 'skipped' as const,
+        response_status: null,
+        response_body: null,
+        error_class: 'subscription_disabled',
+        error: reason,
+        duration_ms: null,
+        next_attempt_at: null,
+      })),
+    )
+    .execute();
+  return pending.length;
+}
+
+/**
+ * Asks for one attempt now, outside the schedule; afterwards the delivery returns to where it was
+ * unless the attempt succeeds. False when an attempt of it is in flight.
+ */
+export async function requestManualAttempt(
+  trx: Executor,
+  subscription: SubscriptionRow,
+  deliveryId: string,
+): Promise<boolean> {
+  const result = await sql`
+    UPDATE webhook_deliveries SET
+      resume_status = CASE WHEN manual THEN resume_status ELSE status END,
+      resume_at = CASE WHEN manual THEN resume_at ELSE next_attempt_at END,
+      manual = true, status = 'pending', next_attempt_at = now(), updated_at = now()
+    WHERE id = ${deliveryId} AND org_id = ${subscription.org_id} AND subscription_id = ${subscription.id}
+      AND (lease_until IS NULL OR lease_until <= now())`.execute(trx);
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+/**
+ * Puts every delivery of the window that did not succeed (failed, dead letter, skipped) back on a
+ * fresh schedule, in event order. Deliveries pending or in flight are left alone.
+ */
+export async function requeueWindow(
+  trx: Executor,
+  subscription: SubscriptionRow,
+  window: { since: Date; until: Date },
+): Promise<number> {
+  const result = await sql`
+    UPDATE webhook_deliveries d SET status = 'pending', scheduled_attempts = 0,
+      next_attempt_at = now() - interval '1 second' + ordered.position * interval '1 microsecond',
+      manual = false, resume_status = NULL, resume_at = NULL, updated_at = now()
+    FROM (
+      SELECT id, row_number() OVER (ORDER BY event_created_at, event_id) AS position
+      FROM webhook_deliveries
+      WHERE org_id = ${subscription.org_id} AND subscription_id = ${subscription.id}
+        AND event_created_at >= ${window.since} AND event_created_at < ${window.until}
+        AND status IN ('failed', 'dead_letter', 'skipped')
+    ) ordered
+    WHERE d.id = ordered.id`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Drops finished deliveries (and their log) older than the retention, a slice at a time. */
+export async function deleteOldDeliveries(db: Db, retentionDays: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const result = await sql`
+      DELETE FROM webhook_deliveries WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE created_at < now() - ${retentionDays}::int * interval '1 day' AND status <> 'pending'
+        LIMIT 5000)`.execute(db);
+    const deleted = Number(result.numAffectedRows ?? 0);
+    total += deleted;
+    if (deleted < 5000) return total;
+  }
+}

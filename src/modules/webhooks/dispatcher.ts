@@ -1,0 +1,326 @@
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import { newId } from '../../platform/db/ids.ts';
+import type { Db } from '../../platform/db/pool.ts';
+import { type OutboundClient, OutboundError } from '../../platform/outbound/client.ts';
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  claimDue,
+  countFailure,
+  type FailureOutcome,
+  queueDispatch,
+  recordFailure,
+  recordSuccess,
+  skipPendingDeliveries,
+} from './delivery-store.ts';
+import { type AttemptResult, isRetryable, isSuccess, nextDelayMs, parseRetryAfter } from './retry-policy.ts';
+import { openSecret, signPayload } from './signing.ts';
+import type { AttemptStatus } from './store.ts';
+
+/** Response bytes kept in the delivery log. */
+const RESPONSE_BODY_BYTES = 2048;
+/** Time past the request time-out a lease allows for recording the outcome. */
+const LEASE_MARGIN_MS = 5000;
+/** A dispatcher hands over to a fresh job after this long, so a stopping worker is never held for long. */
+const RUN_BUDGET_MS = 60_000;
+/** Wake-ups arriving this close together share one claim query. */
+const CLAIM_COALESCE_MS = 3;
+/** The watchdog job is moved at most this often; its run time covers leases taken meanwhile. */
+const WATCHDOG_REFRESH_MS = 1000;
+
+export interface DispatcherDeps {
+  db: Db;
+  config: Pick<
+    Config,
+    'webhookRetrySchedule' | 'webhookTimeoutMs' | 'webhookFailureThreshold' | 'webhookConcurrency'
+  >;
+  encryptionKey: Buffer;
+  client: OutboundClient;
+  log: Logger;
+}
+
+class LeaseLost extends Error {}
+
+/**
+ * Sends due deliveries from this process: one loop at a time, up to `WEBHOOK_CONCURRENCY` requests
+ * in flight, running inside a `webhook_dispatch` job until nothing is due. Deliveries are taken with
+ * a lease, so several processes never send the same attempt, and one that dies mid-request only
+ * delays its deliveries until the lease runs out.
+ */
+export class WebhookDispatcher {
+  private running = false;
+  private wanted = false;
+  private signal: (() => void) | null = null;
+  private readonly watchdogKey = `webhook_watchdog:${newId()}`;
+  private watchdogAt = 0;
+  private readonly leaseMs: number;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.leaseMs = deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+  }
+
+  /** Asks the running loop to look for due deliveries again; false when no loop runs in this process. */
+  wake(): boolean {
+    if (!this.running) return false;
+    this.wanted = true;
+    this.signal?.();
+    return true;
+  }
+
+  /** Runs the loop until nothing is due and nothing is in flight; a call while it runs only wakes it. */
+  async run(): Promise<void> {
+    if (this.wake()) return;
+    this.running = true;
+    const max = this.deps.config.webhookConcurrency;
+    const inFlight = new Set<Promise<void>>();
+    const deadline = Date.now() + RUN_BUDGET_MS;
+    let mayHaveMore = true;
+    let lastClaimAt = 0;
+    try {
+      for (;;) {
+        const room = max - inFlight.size;
+        const overBudget = Date.now() > deadline;
+        const worthClaiming =
+          room > 0 &&
+          !overBudget &&
+          (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
+        if (worthClaiming) {
+          const wait = lastClaimAt + CLAIM_COALESCE_MS - Date.now();
+          if (!mayHaveMore && wait > 0) await sleep(wait);
+          this.wanted = false;
+          lastClaimAt = Date.now();
+          const leaseId = newId();
+          const claimed = await this.claim(leaseId, max - inFlight.size);
+          mayHaveMore = claimed.length === max - inFlight.size;
+          for (const delivery of claimed) {
+            const attempt = this.attempt(delivery, leaseId).finally(() => {
+              inFlight.delete(attempt);
+              this.signal?.();
+            });
+            inFlight.add(attempt);
+          }
+          continue;
+        }
+        if (inFlight.size === 0) {
+          if (overBudget && (mayHaveMore || this.wanted)) await queueDispatch(this.deps.db);
+          else if (this.wanted || mayHaveMore) continue;
+          // Decided and cleared in one synchronous step: a wake() after this starts a new loop instead.
+          this.running = false;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          this.signal = resolve;
+        });
+        this.signal = null;
+      }
+    } catch (error) {
+      // Attempts already under way finish and record before the job reports the failure.
+      await Promise.allSettled(inFlight);
+      throw error;
+    } finally {
+      this.running = false;
+      this.signal = null;
+    }
+  }
+
+  private async claim(leaseId: string, limit: number): Promise<ClaimedDelivery[]> {
+    const now = Date.now();
+    const refreshWatchdog = now - this.watchdogAt >= WATCHDOG_REFRESH_MS;
+    const claimed = await claimDue(
+      this.deps.db,
+      {
+        id: leaseId,
+        ms: this.leaseMs,
+        // The watchdog fires after every lease taken until the next refresh has ended.
+        watchdog: refreshWatchdog
+          ? { key: this.watchdogKey, afterMs: this.leaseMs + WATCHDOG_REFRESH_MS + 1000 }
+          : null,
+      },
+      limit,
+    );
+    if (claimed.length && refreshWatchdog) this.watchdogAt = now;
+    return claimed;
+  }
+
+  /** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */
+  private async attempt(delivery: ClaimedDelivery, leaseId: string): Promise<void> {
+    const attemptId = newId();
+    const started = performance.now();
+    let result: AttemptResult;
+    let responseBody: string | null = null;
+    let error: string | null = null;
+    try {
+      const response = await this.send(delivery, attemptId);
+      result = {
+        kind: 'response',
+        status: response.status,
+        retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+      };
+      responseBody = response.body.toString('utf8').replace(/\0/g, '');
+      if (!isSuccess(result)) error = describeStatus(response.status, response.headers.location);
+    } catch (failure) {
+      const errorClass = failure instanceof OutboundError ? failure.errorClass : 'signing_error';
+      result = { kind: 'error', errorClass };
+      error = failure instanceof Error ? failure.message : String(failure);
+    }
+    const record: AttemptRecord = {
+      id: attemptId,
+      attempt: delivery.attempts + 1,
+      manual: delivery.manual,
+      status: 'succeeded',
+      responseStatus: result.kind === 'response' ? result.status : null,
+      responseBody,
+      errorClass:
+        result.kind === 'error' ? result.errorClass : isSuccess(result) ? null : statusClass(result.status),
+      error,
+      durationMs: Math.round(performance.now() - started),
+    };
+    try {
+      if (isSuccess(result)) await recordSuccess(this.deps.db, delivery, leaseId, record);
+      else await this.recordFailure(delivery, leaseId, record, result);
+    } catch (failure) {
+      if (!(failure instanceof LeaseLost))
+        this.deps.log.error(
+          { err: failure, deliveryId: delivery.id, webhookId: delivery.subscription_id },
+          'webhook attempt not recorded; it will be retried when its lease ends',
+        );
+    }
+  }
+
+  private send(delivery: ClaimedDelivery, attemptId: string) {
+    const secret = openSecret(
+      this.deps.encryptionKey,
+      { id: delivery.subscription_id, org_id: delivery.org_id, client_id: delivery.client_id },
+      delivery.secret_ciphertext,
+    );
+    const created = Math.floor(delivery.event_created_at.getTime() / 1000);
+    // data and metadata are the stored JSON text: the bytes signed are the bytes sent.
+    const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.event_type)},"created":"${created}","data":${delivery.data},"metadata":${delivery.metadata}}`;
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    return this.deps.client.request({
+      url: delivery.url,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-signature': signPayload(secret, timestamp, body),
+        'x-service-timestamp': timestamp,
+        'x-service-event': delivery.event_type,
+        'x-service-event-id': delivery.event_id,
+        'x-service-webhook-id': delivery.subscription_id,
+        'x-service-delivery-id': attemptId,
+      },
+      body,
+      maxResponseBytes: RESPONSE_BODY_BYTES,
+    });
+  }
+
+  private async recordFailure(
+    delivery: ClaimedDelivery,
+    leaseId: string,
+    record: AttemptRecord,
+    result: AttemptResult,
+  ): Promise<void> {
+    const { config } = this.deps;
+    const health = await this.deps.db.transaction().execute(async (trx) => {
+      const counted = await countFailure(trx, delivery.subscription_id, config.webhookFailureThreshold);
+      if (!counted) throw new LeaseLost();
+      const { outcome, status, note } = afterFailure(
+        delivery,
+        result,
+        config.webhookRetrySchedule,
+        counted.active,
+      );
+      const recorded = await recordFailure(
+        trx,
+        delivery,
+        leaseId,
+        { ...record, status, error: note ? `${record.error} ${note}` : record.error },
+        outcome,
+      );
+      // Another worker took the delivery over: its attempt counts, not this one.
+      if (!recorded) throw new LeaseLost();
+      return counted;
+    });
+    if (health.just_disabled) {
+      this.deps.log.warn(
+        { webhookId: delivery.subscription_id, failures: health.consecutive_failures },
+        'webhook subscription disabled by the circuit breaker',
+      );
+      await this.deps.db
+        .transaction()
+        .execute((trx) =>
+          skipPendingDeliveries(
+            trx,
+            { id: delivery.subscription_id, org_id: delivery.org_id },
+            `The subscription was disabled after ${health.consecutive_failures} consecutive failures.`,
+          ),
+        );
+    }
+  }
+}
+
+/** Where a delivery goes after a failed attempt, and what the log says about the attempt. */
+export function afterFailure(
+  delivery: Pick<ClaimedDelivery, 'manual' | 'resume_status' | 'resume_at' | 'scheduled_attempts'>,
+  result: AttemptResult,
+  schedule: number[],
+  subscriptionActive: boolean,
+): { outcome: FailureOutcome; status: AttemptStatus; note: string | null } {
+  const stopped = 'No further attempt: the subscription is disabled.';
+  if (delivery.manual) {
+    // A manual attempt is outside the schedule: the delivery returns to where it was.
+    const back = delivery.resume_status ?? 'failed';
+    if (back === 'pending' && !subscriptionActive) {
+      const outcome = {
+        deliveryStatus: 'skipped' as const,
+        scheduledAttempts: delivery.scheduled_attempts,
+        delayMs: null,
+        resumeAt: null,
+      };
+      return { outcome, status: 'failed', note: stopped };
+    }
+    return {
+      outcome: {
+        deliveryStatus: back,
+        scheduledAttempts: delivery.scheduled_attempts,
+        delayMs: null,
+        resumeAt: back === 'pending' ? (delivery.resume_at ?? new Date()) : null,
+      },
+      status: 'failed',
+      note: null,
+    };
+  }
+  const made = delivery.scheduled_attempts + 1;
+  const final = (deliveryStatus: 'failed' | 'dead_letter' | 'skipped') => ({
+    deliveryStatus,
+    scheduledAttempts: made,
+    delayMs: null,
+    resumeAt: null,
+  });
+  if (!isRetryable(result)) return { outcome: final('failed'), status: 'failed', note: null };
+  const retryAfterMs = result.kind === 'response' ? result.retryAfterMs : null;
+  const delayMs = nextDelayMs(schedule, made, retryAfterMs);
+  if (delayMs === null) return { outcome: final('dead_letter'), status: 'dead_letter', note: null };
+  if (!subscriptionActive) return { outcome: final('skipped'), status: 'failed', note: stopped };
+  return {
+    outcome: { deliveryStatus: 'pending', scheduledAttempts: made, delayMs, resumeAt: null },
+    status: 'retrying',
+    note: null,
+  };
+}
+
+function statusClass(status: number): string {
+  return status >= 300 && status < 400 ? 'redirect' : 'http_error';
+}
+
+function describeStatus(status: number, location: string | string[] | undefined): string {
+  if (status >= 300 && status < 400)
+    return `The receiver answered ${status}${location ? ` to ${location}` : ''}; redirects are not followed.`;
+  return `The receiver answered ${status}.`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

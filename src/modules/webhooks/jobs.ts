@@ -1,0 +1,41 @@
+import type { Platform } from '../../platform/context.ts';
+import type { EventConsumer } from '../../platform/events/fan-out.ts';
+import type { JobHandler } from '../../platform/jobs/runner.ts';
+import { OutboundClient } from '../../platform/outbound/client.ts';
+import { DISPATCH_TASK, deleteOldDeliveries } from './delivery-store.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { webhookConsumer } from './fan-out.ts';
+
+export const USER_AGENT = 'AgencyPlatform-Webhooks/1.0';
+
+/** The webhooks' background work for one worker process: the event consumer, its tasks and cron lines. */
+export function webhookJobs(platform: Platform): {
+  consumer: EventConsumer;
+  tasks: Record<string, JobHandler>;
+  crontab: string[];
+} {
+  const { config, db } = platform;
+  const client = new OutboundClient({
+    allowPrivate: config.outboundAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+    userAgent: USER_AGENT,
+  });
+  const dispatcher = new WebhookDispatcher({
+    db,
+    config,
+    encryptionKey: platform.secrets.encryptionKey,
+    client,
+    log: platform.log,
+  });
+  return {
+    consumer: webhookConsumer(dispatcher, config.webhookRetrySchedule),
+    tasks: {
+      [DISPATCH_TASK]: () => dispatcher.run(),
+      webhook_log_cleanup: async () => {
+        await deleteOldDeliveries(db, config.webhookLogRetentionDays);
+      },
+    },
+    // The minute sweep is a backstop: retries and leases left by dead workers have jobs of their own.
+    crontab: [`* * * * * ${DISPATCH_TASK}`, '41 4 * * * webhook_log_cleanup'],
+  };
+}

@@ -1,0 +1,239 @@
+import type { Tenant } from '../../platform/auth/tenant.ts';
+import { newId } from '../../platform/db/ids.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { isEventType } from '../../platform/events/catalog.ts';
+import { type EventEnvelope, emit } from '../../platform/events/emit.ts';
+import { ApiError, errors, type FieldError } from '../../platform/http/errors.ts';
+import { outboundUrlProblem } from '../../platform/outbound/address-policy.ts';
+import {
+  queueDispatch,
+  requestManualAttempt,
+  requeueWindow,
+  skipPendingDeliveries,
+} from './delivery-store.ts';
+import { TEST_EVENT } from './fan-out.ts';
+import { newSigningSecret, sealSecret } from './signing.ts';
+import {
+  type AttemptRow,
+  deleteSubscription,
+  findAttempt,
+  findSubscription,
+  findSubscriptionForUpdate,
+  insertSubscription,
+  type SubscriptionChanges,
+  type SubscriptionRow,
+  updateSubscription,
+} from './store.ts';
+
+export interface WebhookRules {
+  encryptionKey: Buffer;
+  allowPrivate: boolean;
+}
+
+export const RECOVERY_WINDOW_DAYS = 14;
+
+/** The subscription as the API shows it: never the secret, only its last four characters. */
+export function toWebhook(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    active: row.active,
+    description: row.description,
+    client_id: row.all_clients ? null : row.client_id,
+    secret_last4: row.secret_last4,
+    consecutive_failures: row.consecutive_failures,
+    disabled_at: row.disabled_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function toDeliveryAttempt(row: AttemptRow) {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    manual: row.manual,
+    status: row.status,
+    response_status: row.response_status,
+    response_body: row.response_body,
+    error_class: row.error_class,
+    error: row.error,
+    duration_ms: row.duration_ms,
+    next_attempt_at: row.next_attempt_at,
+    created_at: row.created_at,
+  };
+}
+
+/** Catalog names, or `*` alone; repeats are dropped. */
+function checkEvents(events: string[], problems: FieldError[]): string[] {
+  const unique = [...new Set(events)];
+  if (unique.includes('*')) {
+    if (unique.length > 1) problems.push({ field: 'events', message: 'must be ["*"] alone, or event names' });
+    return ['*'];
+  }
+  events.forEach((name, index) => {
+    if (!isEventType(name))
+      problems.push({ field: `events.${index}`, message: `"${name}" is not an event of the catalog` });
+  });
+  return unique;
+}
+
+function checkUrl(url: string, rules: WebhookRules, problems: FieldError[]): void {
+  const problem = outboundUrlProblem(url, { allowPrivate: rules.allowPrivate });
+  if (problem) problems.push({ field: 'url', message: problem });
+}
+
+export async function createWebhook(
+  trx: Trx,
+  tenant: Tenant,
+  input: { url: string; events: string[]; description?: string | null },
+  rules: WebhookRules,
+): Promise<{ webhook: SubscriptionRow; secret: string }> {
+  const problems: FieldError[] = [];
+  checkUrl(input.url, rules, problems);
+  const events = checkEvents(input.events, problems);
+  if (problems.length) throw errors.validation(problems);
+
+  const id = newId();
+  const secret = newSigningSecret();
+  const webhook = await insertSubscription(trx, tenant, {
+    id,
+    url: input.url,
+    events,
+    description: input.description ?? null,
+    secret_ciphertext: sealSecret(rules.encryptionKey, owner(tenant, id), secret),
+    secret_last4: secret.slice(-4),
+  });
+  return { webhook, secret };
+}
+
+/** The record a secret is bound to: the subscription's org, client and id. */
+function owner(tenant: Tenant, id: string) {
+  return { id, org_id: tenant.orgId, client_id: tenant.clientId };
+}
+
+export async function getWebhook(db: Executor, tenant: Tenant, id: string): Promise<SubscriptionRow> {
+  const webhook = await findSubscription(db, tenant, id);
+  if (!webhook) throw errors.notFound('Webhook', id);
+  return webhook;
+}
+
+export async function updateWebhook(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  input: {
+    url?: string;
+    events?: string[];
+    description?: string | null;
+    active?: boolean;
+    rotate_secret?: boolean;
+  },
+  rules: WebhookRules,
+): Promise<{ webhook: SubscriptionRow; secret: string | null }> {
+  const problems: FieldError[] = [];
+  if (input.url !== undefined) checkUrl(input.url, rules, problems);
+  const events = input.events === undefined ? undefined : checkEvents(input.events, problems);
+  if (problems.length) throw errors.validation(problems);
+
+  return db.transaction().execute(async (trx) => {
+    const current = await findSubscriptionForUpdate(trx, tenant, id);
+    if (!current) throw errors.notFound('Webhook', id);
+    const changes: SubscriptionChanges = {};
+    if (input.url !== undefined) changes.url = input.url;
+    if (events !== undefined) changes.events = events;
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.active === true) {
+      changes.active = true;
+      changes.disabled_at = null;
+      changes.consecutive_failures = 0;
+    } else if (input.active === false && current.active) {
+      changes.active = false;
+      changes.disabled_at = new Date();
+    }
+    let secret: string | null = null;
+    if (input.rotate_secret) {
+      secret = newSigningSecret();
+      changes.secret_ciphertext = sealSecret(rules.encryptionKey, current, secret);
+      changes.secret_last4 = secret.slice(-4);
+    }
+    const webhook = await updateSubscription(trx, current, changes);
+    if (changes.active === false)
+      await skipPendingDeliveries(trx, webhook, 'The subscription was disabled with PATCH active=false.');
+    return { webhook, secret };
+  });
+}
+
+export async function deleteWebhook(db: Db, tenant: Tenant, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const webhook = await findSubscriptionForUpdate(trx, tenant, id);
+    if (!webhook) throw errors.notFound('Webhook', id);
+    await deleteSubscription(trx, webhook);
+  });
+}
+
+function requireActive(webhook: SubscriptionRow): void {
+  if (!webhook.active)
+    throw new ApiError(
+      409,
+      'webhook_disabled',
+      'This webhook is disabled; re-enable it with PATCH active=true first.',
+      { disabled_at: webhook.disabled_at?.toISOString() ?? null },
+    );
+}
+
+/** Emits a `webhook.test` event that only this subscription receives. */
+export async function sendTestEvent(trx: Trx, tenant: Tenant, id: string): Promise<EventEnvelope> {
+  const webhook = await getWebhook(trx, tenant, id);
+  requireActive(webhook);
+  return emit(trx, { orgId: webhook.org_id, clientId: webhook.client_id }, TEST_EVENT, {
+    webhook_id: webhook.id,
+    message: 'A test event sent with POST /v1/webhooks/{id}/test.',
+  });
+}
+
+/** One more attempt of a logged delivery, now and outside the schedule. */
+export async function retryDelivery(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  attemptId: string,
+): Promise<{ webhook: SubscriptionRow; attempt: AttemptRow }> {
+  return db.transaction().execute(async (trx) => {
+    const webhook = await getWebhook(trx, tenant, id);
+    requireActive(webhook);
+    const attempt = await findAttempt(trx, webhook, attemptId);
+    if (!attempt) throw errors.notFound('Delivery', attemptId);
+    if (!(await requestManualAttempt(trx, webhook, attempt.delivery_id)))
+      throw errors.conflict(
+        'delivery_in_progress',
+        'An attempt of this delivery is in flight; retry after it ends.',
+      );
+    await queueDispatch(trx);
+    return { webhook, attempt };
+  });
+}
+
+/** Puts every event of the window that did not reach this subscription back on a fresh schedule. */
+export async function recoverWebhook(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  window: { since: string; until?: string },
+): Promise<{ webhook: SubscriptionRow; since: Date; until: Date; queued: number }> {
+  const since = new Date(window.since);
+  const until = window.until === undefined ? new Date() : new Date(window.until);
+  if (until.getTime() <= since.getTime()) throw errors.invalidField('until', 'must be after since');
+  if (until.getTime() - since.getTime() > RECOVERY_WINDOW_DAYS * 86_400_000)
+    throw errors.invalidField('until', `must be at most ${RECOVERY_WINDOW_DAYS} days after since`);
+  return db.transaction().execute(async (trx) => {
+    const webhook = await getWebhook(trx, tenant, id);
+    requireActive(webhook);
+    const queued = await requeueWindow(trx, webhook, { since, until });
+    if (queued > 0) await queueDispatch(trx);
+    return { webhook, since, until, queued };
+  });
+}
