@@ -34,6 +34,7 @@ export interface Receiver {
 export async function startReceiver(handler: Handler = () => ({ status: 200 })): Promise<Receiver> {
   let current = handler;
   const requests: ReceivedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -51,8 +52,12 @@ export async function startReceiver(handler: Handler = () => ({ status: 200 })):
         res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
         res.end(reply.body ?? '');
       };
-      if (reply.delayMs) setTimeout(send, reply.delayMs);
-      else send();
+      if (!reply.delayMs) return send();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        send();
+      }, reply.delayMs);
+      timers.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -64,6 +69,7 @@ export async function startReceiver(handler: Handler = () => ({ status: 200 })):
       current = next;
     },
     close: async () => {
+      for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
