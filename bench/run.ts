@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
+    OUTBOUND_ALLOW_PRIVATE: 'true',
   };
   const children = [
     start('dist/src/main.js', ['serve'], env),

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type pg from 'pg';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
 import type { EventEnvelope, EventScope } from '../../platform/events/emit.ts';
@@ -9,10 +10,28 @@ import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts'
  * due rows with a lease (`lease_id`, `lease_until`), sends them and records the outcome only while
  * its lease holds. graphile-worker jobs only wake dispatchers up: a lost job costs latency, never a
  * delivery.
+ *
+ * The three statements run for every delivery (fan-out, claim, success) are named prepared
+ * statements, one round trip each, committed without waiting for the WAL flush. Losing such a commit
+ * in a database crash cannot lose an event: the fan-out job that inserted the deliveries completes
+ * with a synchronous commit after them (which flushes them too), and a lost claim or success record
+ * only makes the delivery be sent again — at least once, as promised.
  */
 
 export const DISPATCH_TASK = 'webhook_dispatch';
+/** Dispatch jobs run before queued fan-out jobs, so deliveries flow while a backlog of events is fanned out. */
+const DISPATCH_PRIORITY = -10;
 const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
+const ASYNC_COMMIT = `async_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;
+
+async function prepared<T extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
+  return (await pool.query<T>({ name, text, values })).rows;
+}
 
 /**
  * Wakes a dispatcher somewhere, now (jobs with this key collapse while one waits) or after a delay
@@ -20,87 +39,62 @@ const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`
  */
 export async function queueDispatch(db: Executor, later?: { key: string; delayMs: number }): Promise<void> {
   if (!later) {
-    await sql`SELECT graphile_worker.add_job(${DISPATCH_TASK}, job_key => ${DISPATCH_TASK})`.execute(db);
+    await sql`SELECT graphile_worker.add_job(${DISPATCH_TASK}, job_key => ${DISPATCH_TASK},
+      priority => ${DISPATCH_PRIORITY})`.execute(db);
     return;
   }
   await sql`SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => now() + ${ms(later.delayMs)},
-    job_key => ${later.key})`.execute(db);
+    job_key => ${later.key}, priority => ${DISPATCH_PRIORITY})`.execute(db);
 }
 
-export interface MatchedSubscription {
-  id: string;
-  active: boolean;
-}
-
-/** Subscriptions an event goes to: its client's, and the org's agency-wide ones, listening for its type or `*`. */
-export async function matchingSubscriptions(
-  db: Executor,
-  scope: EventScope,
-  type: string,
-): Promise<MatchedSubscription[]> {
-  return db
-    .selectFrom('webhook_subscriptions')
-    .select(['id', 'active'])
-    .where('org_id', '=', scope.orgId)
-    .where((eb) => eb.or([eb('all_clients', '=', true), eb('client_id', '=', scope.clientId)]))
-    .where(sql<boolean>`events && ARRAY[${type}, '*']::text[]`)
-    .execute();
-}
-
-/** A `webhook.test` event goes to the one subscription it tests, whatever that one listens for. */
-export async function testedSubscription(
-  db: Executor,
-  scope: EventScope,
-  subscriptionId: unknown,
-): Promise<MatchedSubscription[]> {
-  if (typeof subscriptionId !== 'string') return [];
-  return db
-    .selectFrom('webhook_subscriptions')
-    .select(['id', 'active'])
-    .where('org_id', '=', scope.orgId)
-    .where('client_id', '=', scope.clientId)
-    .where('id', '=', sql<string>`${subscriptionId}::text::uuid`)
-    .execute();
-}
+const INSERT_DELIVERIES = `
+  WITH ${ASYNC_COMMIT},
+  subscriptions AS (
+    SELECT id, active FROM webhook_subscriptions
+    WHERE org_id = $1 AND (all_clients OR client_id = $2)
+      AND CASE WHEN $4::uuid IS NULL THEN events && ARRAY[$3::text, '*'] ELSE id = $4::uuid AND client_id = $2 END
+  ), inserted AS (
+    INSERT INTO webhook_deliveries
+      (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
+    SELECT webhook_uuid_v7(), $1, s.id, $5, $3, e.created_at,
+      CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
+      CASE WHEN s.active THEN now() + $6::float8 * interval '1 millisecond' END
+    FROM subscriptions s, (SELECT created_at FROM events WHERE id = $5) e
+    ON CONFLICT (subscription_id, event_id) DO NOTHING
+    RETURNING id, subscription_id, status
+  ), skipped AS (
+    INSERT INTO webhook_delivery_attempts
+      (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
+    SELECT webhook_uuid_v7(), $1, subscription_id, id, $5, $3, 1, 'skipped', 'subscription_disabled',
+      'The subscription was disabled when the event arrived.'
+    FROM inserted WHERE status = 'skipped'
+  )
+  SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+    (SELECT count(*) FROM async_commit) AS async_commit
+  FROM inserted`;
 
 /**
- * One delivery per subscription, due after `firstDelayMs`; a disabled subscription gets a `skipped`
- * one and a log line saying so. Safe to run twice: a pair already recorded is left alone.
- * Returns how many deliveries wait to be sent.
+ * One delivery per subscription the event goes to — its client's, and the org's agency-wide ones,
+ * listening for its type or `*`; or, for a `webhook.test` event, only the subscription it tests —
+ * due after `firstDelayMs`. A disabled subscription gets a `skipped` one and a log line saying so.
+ * Safe to run twice: a pair already recorded is left alone. Returns how many wait to be sent.
  */
 export async function insertDeliveries(
-  db: Executor,
+  pool: pg.Pool,
   scope: EventScope,
   event: EventEnvelope,
-  subscriptions: MatchedSubscription[],
+  only: { testedSubscriptionId: string } | null,
   firstDelayMs: number,
 ): Promise<number> {
-  const ids = subscriptions.map(() => newId());
-  const logIds = subscriptions.map(() => newId());
-  const { rows } = await sql<{ pending: number }>`
-    WITH input AS (
-      SELECT * FROM unnest(${ids}::uuid[], ${logIds}::uuid[], ${subscriptions.map((s) => s.id)}::uuid[],
-        ${subscriptions.map((s) => s.active)}::boolean[]) AS t(id, log_id, subscription_id, active)
-    ), inserted AS (
-      INSERT INTO webhook_deliveries
-        (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
-      SELECT input.id, ${scope.orgId}, input.subscription_id, ${event.id}, ${event.type},
-        (SELECT created_at FROM events WHERE id = ${event.id}),
-        CASE WHEN input.active THEN 'pending' ELSE 'skipped' END,
-        CASE WHEN input.active THEN now() + ${ms(firstDelayMs)} END
-      FROM input
-      ON CONFLICT (subscription_id, event_id) DO NOTHING
-      RETURNING id, subscription_id, status
-    ), skipped AS (
-      INSERT INTO webhook_delivery_attempts
-        (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
-      SELECT input.log_id, ${scope.orgId}, inserted.subscription_id, inserted.id, ${event.id}, ${event.type}, 1,
-        'skipped', 'subscription_disabled', 'The subscription was disabled when the event arrived.'
-      FROM inserted JOIN input ON input.id = inserted.id
-      WHERE inserted.status = 'skipped'
-    )
-    SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted`.execute(db);
-  return rows[0]?.pending ?? 0;
+  const [row] = await prepared<{ pending: number }>(pool, 'webhooks_insert_deliveries', INSERT_DELIVERIES, [
+    scope.orgId,
+    scope.clientId,
+    event.type,
+    only?.testedSubscriptionId ?? null,
+    event.id,
+    firstDelayMs,
+  ]);
+  return row?.pending ?? 0;
 }
 
 export interface ClaimedDelivery {
@@ -123,43 +117,52 @@ export interface ClaimedDelivery {
   resume_at: Date | null;
 }
 
+const CLAIM_DUE = `
+  WITH ${ASYNC_COMMIT},
+  due AS (
+    SELECT d.id FROM webhook_deliveries d
+    JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      AND (d.lease_until IS NULL OR d.lease_until <= now())
+    ORDER BY d.next_attempt_at
+    LIMIT $1
+    FOR UPDATE OF d SKIP LOCKED
+  ), claimed AS (
+    UPDATE webhook_deliveries d SET lease_id = $2, lease_until = now() + $3::float8 * interval '1 millisecond'
+    FROM due WHERE d.id = due.id
+    RETURNING d.*
+  ), watchdog AS (
+    SELECT graphile_worker.add_job('${DISPATCH_TASK}', run_at => now() + $5::float8 * interval '1 millisecond',
+      job_key => $4::text, priority => ${DISPATCH_PRIORITY})
+    WHERE $4::text IS NOT NULL AND EXISTS (SELECT 1 FROM claimed)
+  )
+  SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
+    e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
+    c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at,
+    (SELECT count(*) FROM watchdog) AS watchdogs
+  FROM claimed c
+  JOIN webhook_subscriptions s ON s.id = c.subscription_id
+  JOIN events e ON e.id = c.event_id
+  CROSS JOIN async_commit
+  ORDER BY c.next_attempt_at`;
+
 /**
  * Leases up to `limit` due deliveries of active subscriptions, oldest due first. With `watchdog`, a
  * job is (re)scheduled for after the leases end, so a worker that dies holding leases is followed by
  * a dispatcher that takes them over.
  */
-export async function claimDue(
-  db: Db,
+export function claimDue(
+  pool: pg.Pool,
   lease: { id: string; ms: number; watchdog: { key: string; afterMs: number } | null },
   limit: number,
 ): Promise<ClaimedDelivery[]> {
-  const { rows } = await sql<ClaimedDelivery>`
-    WITH due AS (
-      SELECT d.id FROM webhook_deliveries d
-      JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
-      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-        AND (d.lease_until IS NULL OR d.lease_until <= now())
-      ORDER BY d.next_attempt_at
-      LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED
-    ), claimed AS (
-      UPDATE webhook_deliveries d SET lease_id = ${lease.id}, lease_until = now() + ${ms(lease.ms)}
-      FROM due WHERE d.id = due.id
-      RETURNING d.*
-    ), watchdog AS (
-      SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => now() + ${ms(lease.watchdog?.afterMs ?? 0)},
-        job_key => ${lease.watchdog?.key ?? ''})
-      WHERE ${lease.watchdog !== null} AND EXISTS (SELECT 1 FROM claimed)
-    )
-    SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
-      e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
-      c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at,
-      (SELECT count(*) FROM watchdog) AS watchdogs
-    FROM claimed c
-    JOIN webhook_subscriptions s ON s.id = c.subscription_id
-    JOIN events e ON e.id = c.event_id
-    ORDER BY c.next_attempt_at`.execute(db);
-  return rows;
+  return prepared<ClaimedDelivery>(pool, 'webhooks_claim_due', CLAIM_DUE, [
+    limit,
+    lease.id,
+    lease.ms,
+    lease.watchdog?.key ?? null,
+    lease.watchdog?.afterMs ?? 0,
+  ]);
 }
 
 /** What one attempt did, as the log shows it. */
@@ -188,34 +191,45 @@ export interface FailureOutcome {
 const logColumns = sql`(id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, manual, status,
   response_status, response_body, error_class, error, duration_ms, next_attempt_at)`;
 
+const RECORD_SUCCESS = `
+  WITH ${ASYNC_COMMIT},
+  delivery AS (
+    UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
+      scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
+      next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
+      lease_id = NULL, lease_until = NULL, updated_at = now()
+    WHERE id = $1 AND lease_id = $2
+    RETURNING id, org_id, subscription_id, event_id, event_type
+  ), log AS (
+    INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type,
+      attempt, manual, status, response_status, response_body, duration_ms)
+    SELECT $3, org_id, subscription_id, id, event_id, event_type, $4, $5, 'succeeded', $6, $7, $8
+    FROM delivery
+    RETURNING subscription_id
+  ), reset AS (
+    UPDATE webhook_subscriptions SET consecutive_failures = 0
+    WHERE id = (SELECT subscription_id FROM log) AND consecutive_failures <> 0
+  )
+  SELECT count(*)::int AS recorded, (SELECT count(*) FROM async_commit) AS async_commit FROM log`;
+
 /** The hot path: one statement records a success and resets the subscription's failure counter. */
 export async function recordSuccess(
-  db: Db,
+  pool: pg.Pool,
   delivery: ClaimedDelivery,
   leaseId: string,
   record: AttemptRecord,
 ): Promise<boolean> {
-  const { rows } = await sql<{ recorded: number }>`
-    WITH delivery AS (
-      UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
-        scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
-        next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
-        lease_id = NULL, lease_until = NULL, updated_at = now()
-      WHERE id = ${delivery.id} AND lease_id = ${leaseId}
-      RETURNING id
-    ), log AS (
-      INSERT INTO webhook_delivery_attempts ${logColumns}
-      SELECT ${record.id}, ${delivery.org_id}, ${delivery.subscription_id}, delivery.id, ${delivery.event_id},
-        ${delivery.event_type}, ${record.attempt}, ${record.manual}, 'succeeded', ${record.responseStatus},
-        ${record.responseBody}, NULL, NULL, ${record.durationMs}, NULL
-      FROM delivery
-      RETURNING id
-    ), reset AS (
-      UPDATE webhook_subscriptions SET consecutive_failures = 0
-      WHERE id = ${delivery.subscription_id} AND consecutive_failures <> 0 AND EXISTS (SELECT 1 FROM delivery)
-    )
-    SELECT count(*)::int AS recorded FROM log`.execute(db);
-  return rows[0].recorded > 0;
+  const [row] = await prepared<{ recorded: number }>(pool, 'webhooks_record_success', RECORD_SUCCESS, [
+    delivery.id,
+    leaseId,
+    record.id,
+    record.attempt,
+    record.manual,
+    record.responseStatus,
+    record.responseBody,
+    record.durationMs,
+  ]);
+  return row.recorded > 0;
 }
 
 export interface SubscriptionHealth {
@@ -271,7 +285,7 @@ export async function recordFailure(
       RETURNING id
     ), wake AS (
       SELECT graphile_worker.add_job(${DISPATCH_TASK}, run_at => delivery.next_attempt_at,
-        job_key => 'webhook_delivery:' || delivery.id)
+        job_key => 'webhook_delivery:' || delivery.id, priority => ${DISPATCH_PRIORITY})
       FROM delivery WHERE delivery.status = 'pending'
     )
     SELECT (SELECT count(*)::int FROM log) AS recorded, (SELECT count(*) FROM wake) AS woken`.execute(trx);

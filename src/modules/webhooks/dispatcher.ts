@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { newId } from '../../platform/db/ids.ts';
@@ -32,6 +33,8 @@ const WATCHDOG_REFRESH_MS = 1000;
 
 export interface DispatcherDeps {
   db: Db;
+  /** The same database, for the prepared statements of the hot path. */
+  pool: pg.Pool;
   config: Pick<
     Config,
     'webhookRetrySchedule' | 'webhookTimeoutMs' | 'webhookFailureThreshold' | 'webhookConcurrency'
@@ -92,8 +95,10 @@ export class WebhookDispatcher {
           this.wanted = false;
           lastClaimAt = Date.now();
           const leaseId = newId();
-          const claimed = await this.claim(leaseId, max - inFlight.size);
-          mayHaveMore = claimed.length === max - inFlight.size;
+          // Measured before the await: attempts finishing meanwhile must not make a full claim look short.
+          const asked = max - inFlight.size;
+          const claimed = await this.claim(leaseId, asked);
+          mayHaveMore = claimed.length === asked;
           for (const delivery of claimed) {
             const attempt = this.attempt(delivery, leaseId).finally(() => {
               inFlight.delete(attempt);
@@ -129,7 +134,7 @@ export class WebhookDispatcher {
     const now = Date.now();
     const refreshWatchdog = now - this.watchdogAt >= WATCHDOG_REFRESH_MS;
     const claimed = await claimDue(
-      this.deps.db,
+      this.deps.pool,
       {
         id: leaseId,
         ms: this.leaseMs,
@@ -178,7 +183,7 @@ export class WebhookDispatcher {
       durationMs: Math.round(performance.now() - started),
     };
     try {
-      if (isSuccess(result)) await recordSuccess(this.deps.db, delivery, leaseId, record);
+      if (isSuccess(result)) await recordSuccess(this.deps.pool, delivery, leaseId, record);
       else await this.recordFailure(delivery, leaseId, record, result);
     } catch (failure) {
       if (!(failure instanceof LeaseLost))

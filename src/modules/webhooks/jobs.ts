@@ -22,13 +22,14 @@ export function webhookJobs(platform: Platform): {
   });
   const dispatcher = new WebhookDispatcher({
     db,
+    pool: platform.database.pool,
     config,
     encryptionKey: platform.secrets.encryptionKey,
     client,
     log: platform.log,
   });
   return {
-    consumer: webhookConsumer(dispatcher, config.webhookRetrySchedule),
+    consumer: webhookConsumer(platform.database.pool, dispatcher, config.webhookRetrySchedule),
     tasks: {
       [DISPATCH_TASK]: () => dispatcher.run(),
       webhook_log_cleanup: async () => {
