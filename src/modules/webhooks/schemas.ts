@@ -94,7 +94,7 @@ export const DeliveryAttemptSchema = Type.Object(
     error_class: Nullable(
       Type.String({
         description:
-          'http_error, redirect, timeout, network_error, blocked_address, invalid_url or subscription_disabled.',
+          'http_error, redirect, timeout, network_error, blocked_address, invalid_url, signing_error or subscription_disabled.',
       }),
     ),
     error: Nullable(Type.String()),
