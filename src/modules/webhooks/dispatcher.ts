@@ -25,7 +25,7 @@ const RESPONSE_BODY_BYTES = 2048;
 /** Time past the request time-out a lease allows for recording the outcome. */
 const LEASE_MARGIN_MS = 5000;
 /** A dispatcher hands over to a fresh job after this long, so a stopping worker is never held for long. */
-const RUN_BUDGET_MS = 60_000;
+const RUN_BUDGET_MS = 10_000;
 /** Wake-ups arriving this close together share one claim query. */
 const CLAIM_COALESCE_MS = 3;
 /** The watchdog job is moved at most this often; its run time covers leases taken meanwhile. */
@@ -53,7 +53,8 @@ class LeaseLost extends Error {}
  * delays its deliveries until the lease runs out.
  */
 export class WebhookDispatcher {
-  private running = false;
+  /** The loop now running in this process, if any. */
+  private loop: symbol | null = null;
   private wanted = false;
   private signal: (() => void) | null = null;
   private readonly watchdogKey = `webhook_watchdog:${newId()}`;
@@ -66,7 +67,7 @@ export class WebhookDispatcher {
 
   /** Asks the running loop to look for due deliveries again; false when no loop runs in this process. */
   wake(): boolean {
-    if (!this.running) return false;
+    if (!this.loop) return false;
     this.wanted = true;
     this.signal?.();
     return true;
@@ -75,7 +76,14 @@ export class WebhookDispatcher {
   /** Runs the loop until nothing is due and nothing is in flight; a call while it runs only wakes it. */
   async run(): Promise<void> {
     if (this.wake()) return;
-    this.running = true;
+    const loop = Symbol('dispatch loop');
+    this.loop = loop;
+    // Synchronous with the decision to stop: a wake() after it starts a new loop instead of being lost.
+    const release = () => {
+      if (this.loop !== loop) return;
+      this.loop = null;
+      this.signal = null;
+    };
     const max = this.deps.config.webhookConcurrency;
     const inFlight = new Set<Promise<void>>();
     const deadline = Date.now() + RUN_BUDGET_MS;
@@ -83,12 +91,16 @@ export class WebhookDispatcher {
     let lastClaimAt = 0;
     try {
       for (;;) {
+        if (Date.now() > deadline && (inFlight.size > 0 || mayHaveMore || this.wanted)) {
+          // Hand over to a fresh job; this one only waits for its last requests, so a stopping
+          // worker is never held for longer than a request's time-out.
+          release();
+          await queueDispatch(this.deps.db);
+          break;
+        }
         const room = max - inFlight.size;
-        const overBudget = Date.now() > deadline;
         const worthClaiming =
-          room > 0 &&
-          !overBudget &&
-          (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
+          room > 0 && (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
         if (worthClaiming) {
           const wait = lastClaimAt + CLAIM_COALESCE_MS - Date.now();
           if (!mayHaveMore && wait > 0) await sleep(wait);
@@ -109,24 +121,21 @@ export class WebhookDispatcher {
           continue;
         }
         if (inFlight.size === 0) {
-          if (overBudget && (mayHaveMore || this.wanted)) await queueDispatch(this.deps.db);
-          else if (this.wanted || mayHaveMore) continue;
-          // Decided and cleared in one synchronous step: a wake() after this starts a new loop instead.
-          this.running = false;
+          if (this.wanted || mayHaveMore) continue;
+          release();
           return;
         }
         await new Promise<void>((resolve) => {
           this.signal = resolve;
         });
-        this.signal = null;
       }
+      await Promise.allSettled(inFlight);
     } catch (error) {
       // Attempts already under way finish and record before the job reports the failure.
       await Promise.allSettled(inFlight);
       throw error;
     } finally {
-      this.running = false;
-      this.signal = null;
+      release();
     }
   }
 
