@@ -58,7 +58,9 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
   });
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (!reply.hasHeader('etag')) reply.header('etag', etagOf(typeof payload === 'string' ? payload : ''));
+    if (!reply.hasHeader('etag')) {
+      reply.header('etag', etagOf(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : ''));
+    }
     if (!reply.hasHeader('cache-control')) {
       reply.header('cache-control', reply.statusCode < 400 ? CACHE_CONTROL : 'no-store');
     }
