@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** A response body serialized once, with its entity tag. */
+/** A response body serialized and encoded once, with its entity tag. */
 export interface Representation {
-  body: string;
+  body: Buffer;
   etag: string;
   contentType: string;
 }
@@ -16,7 +16,8 @@ export function etagOf(body: string | Buffer): string {
 }
 
 export function represent(body: string, contentType = JSON_TYPE): Representation {
-  return { body, etag: etagOf(body), contentType };
+  const bytes = Buffer.from(body);
+  return { body: bytes, etag: etagOf(bytes), contentType };
 }
 
 /**

@@ -1,17 +1,11 @@
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ApiError, errors } from '../../platform/http/errors.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../platform/http/errors.ts';
 import { installRateLimit } from '../../platform/http/rate-limit.ts';
 import { etagOf, RepresentationCache, represent, sendRepresentation } from './cache.ts';
-import {
-  type DocsIndex,
-  loadDocs,
-  type Page,
-  type Product,
-  parseIsoDate,
-  shippedDocsDir,
-} from './content.ts';
+import { loadDocs, type Page, shippedDocsDir } from './content.ts';
 import {
   ChangelogEntrySchema,
   ChangelogQuery,
@@ -26,7 +20,7 @@ import {
   SearchQuery,
   SearchResultSchema,
 } from './schemas.ts';
-import { searchPages } from './search.ts';
+import * as docs from './service.ts';
 import { siteRoutes } from './site.ts';
 
 const EXPOSED_HEADERS = [
@@ -37,7 +31,7 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Reset',
   'X-Request-Id',
 ].join(', ');
-export const CACHE_CONTROL = 'public, max-age=300';
+const CACHE_CONTROL = 'public, max-age=300';
 const tags = ['docs'];
 /** Public: the OpenAPI document marks these operations as needing no key. */
 const security: Array<Record<string, string[]>> = [];
@@ -52,19 +46,35 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const index = await loadDocs(config.docsDir ?? shippedDocsDir());
   const cache = new RepresentationCache(1000);
   const urlOf = (page: Page) => `${config.publicBaseUrl}/docs/${page.product.slug}/${page.slug}`;
+  /** The cached answer for these request values, built by `build` on the first ask; 304 when the client has it. */
+  const answer = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string | Array<string | number | undefined>,
+    build: () => unknown,
+  ) => {
+    const cacheKey = Array.isArray(key) ? key.map((part) => part ?? '').join('\0') : key;
+    return sendRepresentation(
+      request,
+      reply,
+      cache.get(cacheKey, () => represent(JSON.stringify(build()))),
+    );
+  };
 
-  app.addHook('onRequest', async (_request, reply) => {
+  // Callback hooks: they run on every request, and skip a promise each.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*');
     reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+    done();
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (!reply.hasHeader('etag')) {
       reply.header('etag', etagOf(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : ''));
     }
     if (!reply.hasHeader('cache-control')) {
       reply.header('cache-control', reply.statusCode < 400 ? CACHE_CONTROL : 'no-store');
     }
-    return payload;
+    done(null, payload);
   });
   await installRateLimit(app, {
     redis,
@@ -94,12 +104,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Object({ data: Type.Array(ProductSchema) }), ...docsResponses() },
       },
     },
-    async (request, reply) =>
-      sendRepresentation(
-        request,
-        reply,
-        cache.get('products', () => json({ data: index.products.map(productView) })),
-      ),
+    async (request, reply) => answer(request, reply, 'products', () => docs.listProducts(index)),
   );
 
   app.get(
@@ -115,23 +120,10 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { product: productSlug, category: categorySlug, limit = 50 } = request.query;
-      const key = `pages\0${productSlug}\0${categorySlug ?? ''}\0${limit}`;
-      const representation = cache.get(key, () => {
-        const product = requireProduct(index, productSlug);
-        if (categorySlug !== undefined && !product.categories.some((c) => c.slug === categorySlug)) {
-          throw new ApiError(404, 'not_found', `Product ${product.slug} has no category ${categorySlug}.`);
-        }
-        const pages = index.pages.filter(
-          (page) =>
-            page.product === product && (categorySlug === undefined || page.category.slug === categorySlug),
-        );
-        const data = pages
-          .slice(0, limit)
-          .map((page) => ({ slug: page.slug, title: page.title, description: page.description }));
-        return json({ data, count: data.length, total: pages.length });
-      });
-      return sendRepresentation(request, reply, representation);
+      const { product, category, limit = 50 } = request.query;
+      return answer(request, reply, ['pages', product, category, limit], () =>
+        docs.listPages(index, { product, category, limit }),
+      );
     },
   );
 
@@ -150,37 +142,8 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { slug } = request.params;
-      const { product: productSlug } = request.query;
-      const representation = cache.get(`page\0${slug}\0${productSlug ?? ''}`, () => {
-        let candidates = index.pagesWithSlug(slug);
-        if (productSlug !== undefined) {
-          const product = requireProduct(index, productSlug);
-          candidates = candidates.filter((page) => page.product === product);
-        }
-        if (candidates.length === 0) throw errors.notFound('Page', slug);
-        if (candidates.length > 1) {
-          const products = candidates.map((page) => page.product.slug);
-          throw errors.conflict(
-            'ambiguous_slug',
-            `Several products have a page "${slug}" (${products.join(', ')}): pass product to choose.`,
-            { products },
-          );
-        }
-        const page = candidates[0];
-        return json({
-          page: {
-            slug: page.slug,
-            title: page.title,
-            description: page.description,
-            product: ref(page.product),
-            category: ref(page.category),
-            url: urlOf(page),
-            content_html: page.html,
-            content_text: page.text,
-          },
-        });
-      });
-      return sendRepresentation(request, reply, representation);
+      const { product } = request.query;
+      return answer(request, reply, ['page', slug, product], () => docs.getPage(index, slug, product, urlOf));
     },
   );
 
@@ -205,24 +168,11 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { product: productSlug, limit = 10 } = request.query;
-      const query = request.query.q.trim();
-      const representation = cache.get(`search\0${productSlug ?? ''}\0${limit}\0${query}`, () => {
-        const product = productSlug === undefined ? null : requireProduct(index, productSlug);
-        const pages = product ? index.pages.filter((page) => page.product === product) : index.pages;
-        const hits = searchPages(pages, query);
-        const data = hits.slice(0, limit).map(({ page, snippet }) => ({
-          slug: page.slug,
-          title: page.title,
-          description: page.description,
-          snippet,
-          product: ref(page.product),
-          category: ref(page.category),
-          url: urlOf(page),
-        }));
-        return json({ data, count: data.length, total: hits.length, query });
-      });
-      return sendRepresentation(request, reply, representation);
+      const { product, limit = 10 } = request.query;
+      const q = request.query.q.trim();
+      return answer(request, reply, ['search', product, limit, q], () =>
+        docs.search(index, { q, product, limit }, urlOf),
+      );
     },
   );
 
@@ -239,32 +189,10 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { product: productSlug, type, since, limit = 25 } = request.query;
-      const key = `changelog\0${productSlug ?? ''}\0${type ?? ''}\0${since ?? ''}\0${limit}`;
-      const representation = cache.get(key, () => {
-        const sinceDate = since === undefined ? null : parseIsoDate(since);
-        if (since !== undefined && !sinceDate) {
-          throw errors.invalidField('since', 'must be an ISO 8601 date (2026-01-31) or date-time with zone');
-        }
-        const product = productSlug === undefined ? null : requireProduct(index, productSlug);
-        const entries = index.changelog.filter(
-          (entry) =>
-            (!product || entry.product === product) &&
-            (!type || entry.type === type) &&
-            (!sinceDate || entry.publishedAt >= sinceDate),
-        );
-        const data = entries.slice(0, limit).map((entry) => ({
-          id: entry.id,
-          product: ref(entry.product),
-          type: entry.type,
-          title: entry.title,
-          body: entry.body,
-          body_html: entry.bodyHtml,
-          published_at: entry.publishedAt.toISOString(),
-        }));
-        return json({ data, count: data.length, total: entries.length });
-      });
-      return sendRepresentation(request, reply, representation);
+      const { product, type, since, limit = 25 } = request.query;
+      return answer(request, reply, ['changelog', product, type, since, limit], () =>
+        docs.listChangelog(index, { product, type, since, limit }),
+      );
     },
   );
 
@@ -274,28 +202,3 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(siteRoutes, { index, cache });
 };
-
-function json(body: unknown) {
-  return represent(JSON.stringify(body));
-}
-
-function ref(item: { slug: string; name: string }) {
-  return { slug: item.slug, name: item.name };
-}
-
-function productView(product: Product) {
-  return {
-    id: product.id,
-    slug: product.slug,
-    name: product.name,
-    description: product.description,
-    icon: product.icon,
-    categories: product.categories.map(ref),
-  };
-}
-
-function requireProduct(index: DocsIndex, slug: string): Product {
-  const product = index.product(slug);
-  if (!product) throw errors.notFound('Product', slug);
-  return product;
-}
