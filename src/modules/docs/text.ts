@@ -37,8 +37,8 @@ function toOriginal(folded: Folded, index: number): number {
   return folded.offsets ? folded.offsets[Math.min(index, folded.offsets.length - 1)] : index;
 }
 
-const BEFORE = 60;
-const WIDTH = 180;
+const BEFORE = 50;
+const WIDTH = 150;
 
 /** A short excerpt of the text around a match (`at`, `length` in the lower-cased form), cut at spaces. */
 export function snippet(folded: Folded, at: number, length: number): string {
