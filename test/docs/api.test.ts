@@ -402,6 +402,17 @@ describe('public docs API', () => {
     assert.match(String(preflight.headers['access-control-allow-headers']), /If-None-Match/i);
   });
 
+  test('the docs hooks and limit stay inside the docs routes', async () => {
+    for (const url of ['/healthz', '/v1/openapi.json']) {
+      const response = await get(url);
+      assert.equal(response.statusCode, 200, url);
+      assert.equal(response.headers['x-ratelimit-limit'], undefined, url);
+      assert.equal(response.headers['access-control-allow-origin'], undefined, url);
+    }
+    const me = await get('/v1/me');
+    assert.equal(me.statusCode, 401, 'the tenant API still needs a key');
+  });
+
   test('the docs site serves every page as plain HTML without script at the search result url', async () => {
     const hit = (await search('delivery')).data[0];
     const sitePath = new URL(hit.url).pathname;
