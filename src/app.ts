@@ -9,6 +9,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
@@ -104,6 +105,7 @@ export async function buildApp(
     { prefix: '/v1' },
   );
 
+  await app.register(docsRoutes);
   await app.register(adminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
