@@ -26,6 +26,8 @@ export interface Config {
   chainConfirmations: number;
   mcpAllowedOrigins: string[];
   workerConcurrency: number;
+  /** How often an idle worker looks for new events to fan out. */
+  outboxPollMs: number;
   idempotencyTtlHours: number;
   taskReminderMinutes: number;
   /** Requests per source IP in any 60 s to the public docs API and site. */
@@ -70,6 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
     chainConfirmations: int(env, 'CHAIN_CONFIRMATIONS', 12),
     mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS'),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 10),
+    outboxPollMs: int(env, 'OUTBOX_POLL_MS', 50),
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24),
     taskReminderMinutes: int(env, 'TASK_REMINDER_MINUTES', 60),
     docsRateLimitPerMinute: int(env, 'DOCS_RATE_LIMIT_PER_MINUTE', 120),

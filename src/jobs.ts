@@ -1,6 +1,5 @@
 import type { Platform } from './platform/context.ts';
-import { FAN_OUT_TASK } from './platform/events/emit.ts';
-import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
+import { dispatchEvents, type EventConsumer, FAN_OUT_TASK, fanOutTask } from './platform/events/fan-out.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
@@ -16,5 +15,6 @@ export function jobRegistry(platform: Platform): JobRegistry {
       },
     },
     crontab: ['17 * * * * idempotency_cleanup'],
+    loops: [{ name: 'events_outbox', intervalMs: config.outboxPollMs, run: () => dispatchEvents(db) }],
   };
 }

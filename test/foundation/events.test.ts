@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { emit } from '../../src/platform/events/emit.ts';
+import { dispatchEvents } from '../../src/platform/events/fan-out.ts';
 import { buildTestApp, createTenant, eventually, type TestApp, type TestTenant } from '../helpers.ts';
 
 describe('events and pagination', () => {
@@ -24,18 +25,27 @@ describe('events and pagination', () => {
   const list = (headers: Record<string, string>, query = '') =>
     t.app.inject({ method: 'GET', url: `/v1/events${query}`, headers });
 
-  test('emit writes the event and queues its fan-out job in the same transaction', async () => {
+  const fanOutJobs = async (eventId: string) =>
+    (
+      await t.database.pool.query(
+        `SELECT count(*)::int AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+          WHERE t.identifier = 'events_fan_out' AND j.payload->>'event_id' = $1`,
+        [eventId],
+      )
+    ).rows[0].n as number;
+
+  test('emit writes the event; the outbox dispatcher queues its fan-out job exactly once', async () => {
     const event = await record({ orgId: tenant.orgId, clientId: tenant.clientId }, 'contact.created', {
       id: 'x',
     });
     assert.match(event.id, /^evt_[0-9a-f-]{36}$/);
     assert.match(event.created, /^\d{10}$/);
-    const { rows } = await t.database.pool.query(
-      `SELECT count(*)::int AS n FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
-        WHERE t.identifier = 'events_fan_out' AND j.payload->>'event_id' = $1`,
-      [event.id],
-    );
-    assert.equal(rows[0].n, 1);
+    assert.equal(await fanOutJobs(event.id), 0);
+    // Two dispatchers racing (two worker processes) still queue it once.
+    await Promise.all([dispatchEvents(t.platform.db), dispatchEvents(t.platform.db)]);
+    assert.equal(await fanOutJobs(event.id), 1);
+    await dispatchEvents(t.platform.db);
+    assert.equal(await fanOutJobs(event.id), 1);
   });
 
   test('a rolled-back change leaves no event and no job', async () => {
@@ -49,15 +59,14 @@ describe('events and pagination', () => {
     assert.equal((await t.database.pool.query('SELECT count(*)::int AS n FROM events')).rows[0].n, before);
   });
 
-  test('the worker runs the fan-out job', async () => {
+  test('the worker dispatches the event and runs its fan-out job', async () => {
     await t.startWorker();
     const event = await record({ orgId: tenant.orgId, clientId: tenant.clientId }, 'task.completed');
     await eventually(async () => {
-      const { rows } = await t.database.pool.query(
-        "SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE payload->>'event_id' = $1",
-        [event.id],
-      );
-      return rows[0].n === 0;
+      const { rows } = await t.database.pool.query('SELECT dispatched_at FROM events WHERE id = $1', [
+        event.id,
+      ]);
+      return rows[0].dispatched_at !== null && (await fanOutJobs(event.id)) === 0;
     });
   });
 
