@@ -1,3 +1,4 @@
+import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import type { Platform } from './platform/context.ts';
 import { FAN_OUT_TASK } from './platform/events/emit.ts';
 import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
@@ -14,7 +15,10 @@ export function jobRegistry(platform: Platform): JobRegistry {
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
+      [TASK_REMINDERS_TASK]: async () => {
+        await sendDueSoonReminders(db, config.taskReminderMinutes);
+      },
     },
-    crontab: ['17 * * * * idempotency_cleanup'],
+    crontab: ['17 * * * * idempotency_cleanup', `* * * * * ${TASK_REMINDERS_TASK}`],
   };
 }
