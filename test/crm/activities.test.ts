@@ -123,7 +123,7 @@ describe('activities', () => {
     const { deal } = (await freshCall('POST', '/v1/crm/deals', { name: 'D' })).json();
     // Logged out of order, several sharing one performed_at: the (performed_at, id) order decides.
     const at = (minute: number) => `2025-03-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
-    const created = [];
+    const created: any[] = [];
     const plan: Record<string, unknown>[] = [
       { activity_type: 'call', contact_id: contactA, performed_at: at(5) },
       { activity_type: 'note', contact_id: contactA, performed_at: at(1) },
