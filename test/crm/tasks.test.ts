@@ -68,6 +68,18 @@ describe('tasks', () => {
     errorOf(await call('GET', `/v1/crm/tasks/${UNKNOWN}`), 404);
   });
 
+  test('Idempotency-Key on task creation replays the first response', async () => {
+    const key = { 'idempotency-key': 'task-once' };
+    const first = await call('POST', '/v1/crm/tasks', { title: 'Only once' }, key);
+    const second = await call('POST', '/v1/crm/tasks', { title: 'Only once' }, key);
+    assert.equal(first.statusCode, 201);
+    assert.equal(second.statusCode, 201);
+    assert.equal(second.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(second.json(), first.json());
+    const all = (await call('GET', '/v1/crm/tasks?limit=200')).json().data;
+    assert.equal(all.filter((task: any) => task.title === 'Only once').length, 1);
+  });
+
   test('PATCH completed=true completes once: completed_at, status, one task.completed under concurrency', async () => {
     const task = await createTask({ title: 'Contended', due_at: minutesFromNow(600) });
     const results = await Promise.all(
