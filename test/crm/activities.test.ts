@@ -188,6 +188,13 @@ describe('activities', () => {
         `/v1/crm/activities?contact_id=${contactB}&limit=1&page_token=${filteredPage.next_page_token}`,
       )
     ).json();
+    errorOf(
+      await freshCall(
+        'GET',
+        `/v1/crm/activities?contact_id=${contactA}&page_token=${filteredPage.next_page_token}`,
+      ),
+      400,
+    );
     assert.deepEqual(
       [...filteredPage.data, ...rest.data].map((a: any) => a.id),
       expectIds((a) => a.contact_id === contactB),

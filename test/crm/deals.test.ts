@@ -350,6 +350,11 @@ describe('deals', () => {
       await freshCall('GET', `/v1/crm/deals?limit=2&page_token=${pageTwo.next_page_token}`)
     ).json();
     assert.equal(pageThree.next_page_token, null);
+    const otherList = errorOf(
+      await freshCall('GET', `/v1/crm/deals?limit=2&status=won&page_token=${pageOne.next_page_token}`),
+      400,
+    );
+    assert.equal(otherList.error, 'invalid_request', 'a token is bound to the filters it came from');
     assert.deepEqual(
       [...pageOne.data, ...pageTwo.data, ...pageThree.data].map((d: any) => d.id),
       [inSecond.id, withContact.id, withCompany.id, won.id, plain.id],

@@ -145,7 +145,9 @@ export async function listTimelinePage(
   query: TimelineFilter & { limit: number; page_token?: string },
 ): Promise<Page<Activity>> {
   const { limit, page_token, ...filter } = query;
-  const scope = pageScope('crm.activities.list', tenant);
+  // The token is bound to the filters it was issued for, in a fixed order.
+  const filterKey = [filter.contact_id, filter.company_id, filter.deal_id, filter.activity_type].join(',');
+  const scope = pageScope(`crm.activities.list:${filterKey}`, tenant);
   const cursor = decodePageToken(page_token, scope);
   const before =
     cursor && typeof cursor[0] === 'string' && typeof cursor[1] === 'string'

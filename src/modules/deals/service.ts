@@ -215,7 +215,17 @@ export async function listDealsPage(
   query: DealFilter & { limit: number; page_token?: string },
 ): Promise<Page<Deal>> {
   const { limit, page_token, ...filter } = query;
-  const scope = pageScope('crm.deals.list', tenant);
+  // The token is bound to the filters it was issued for, in a fixed order.
+  const filterKey = [
+    filter.pipeline_id,
+    filter.stage_id,
+    filter.status,
+    filter.company_id,
+    filter.contact_id,
+    filter.owner_user_id,
+    filter.include_archived,
+  ].join(',');
+  const scope = pageScope(`crm.deals.list:${filterKey}`, tenant);
   const cursor = decodePageToken(page_token, scope);
   const rows = await listDeals(db, tenant, filter, { before: cursor?.[0] as string | undefined, limit });
   const page = toPage(rows, limit, scope, (row) => [row.id]);

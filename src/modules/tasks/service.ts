@@ -187,7 +187,9 @@ export async function listTasksPage(
   query: TaskFilter & { limit: number; page_token?: string },
 ): Promise<Page<Task>> {
   const { limit, page_token, ...filter } = query;
-  const scope = pageScope('crm.tasks.list', tenant);
+  // The token is bound to the filters it was issued for, in a fixed order.
+  const filterKey = [filter.status, filter.assignee_user_id, filter.due_before].join(',');
+  const scope = pageScope(`crm.tasks.list:${filterKey}`, tenant);
   const cursor = decodePageToken(page_token, scope);
   const rows = await listTasks(db, tenant, filter, { before: cursor?.[0] as string | undefined, limit });
   const page = toPage(rows, limit, scope, (row) => [row.id]);
