@@ -60,16 +60,23 @@ export default async function crmDeals(ctx: BenchContext): Promise<Section> {
     headers,
     body: JSON.stringify({ name: 'Bench deal', amount: 1200, tags: ['bench'] }),
   });
+  const logActivity = await ctx.measure('POST /v1/crm/activities (no event)', {
+    url: `${ctx.apiUrl}/v1/crm/activities`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ activity_type: 'note', contact_id: contactId, subject: 'Bench note' }),
+  });
   const timeline = await ctx.measure('GET /v1/crm/activities?contact_id= (timeline page of 50)', {
     url: `${ctx.apiUrl}/v1/crm/activities?contact_id=${contactId}`,
     headers,
   });
   return {
     title: `CRM deals and activities (${SEEDED_DEALS.toLocaleString('en')} deals, ${SEEDED_ACTIVITIES.toLocaleString('en')} activities)`,
-    measurements: [selectCeiling, insertCeiling, getDeal, createDeal, timeline],
+    measurements: [selectCeiling, insertCeiling, getDeal, createDeal, logActivity, timeline],
     targets: [
       ratioTarget('GET /v1/crm/deals/{id} ÷ SELECT ceiling', getDeal, selectCeiling, 0.6),
       ratioTarget('POST /v1/crm/deals ÷ INSERT ceiling', createDeal, insertCeiling, 0.4),
+      ratioTarget('POST /v1/crm/activities ÷ INSERT ceiling', logActivity, insertCeiling, 0.4),
       latencyTarget('timeline page p50', timeline.p50Ms, 20),
     ],
     notes: [
