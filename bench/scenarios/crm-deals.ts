@@ -80,8 +80,8 @@ export default async function crmDeals(ctx: BenchContext): Promise<Section> {
       latencyTarget('timeline page p50', timeline.p50Ms, 20),
     ],
     notes: [
-      'Measured while other engineers shared the 2-core machine: figures are noisy.',
-      'A deal creation is one transaction: default-pipeline lookup, INSERT, the event and its fan-out job.',
+      'A deal creation is one transaction: default-pipeline lookup, INSERT, the event and its fan-out job;',
+      'an activity creation is one transaction with one INSERT and no event.',
     ],
   };
 }
