@@ -8,11 +8,15 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from 'fastify';
+import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { dealRoutes } from './modules/deals/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+import { pipelineRoutes } from './modules/pipelines/routes.ts';
+import { taskRoutes } from './modules/tasks/routes.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
 import { installErrorHandling } from './platform/http/errors.ts';
@@ -25,7 +29,7 @@ export const API_VERSION = '1.0.0';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Routes that need a tenant API key, all under `/v1`. A module adds its plugin here. */
-const tenantModules = [meRoutes, eventRoutes];
+const tenantModules = [meRoutes, eventRoutes, pipelineRoutes, dealRoutes, activityRoutes, taskRoutes];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
 export async function buildApp(

@@ -1,3 +1,4 @@
+import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import type { Platform } from './platform/context.ts';
 import { dispatchEvents, type EventConsumer, FAN_OUT_TASK, fanOutTask } from './platform/events/fan-out.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
@@ -13,8 +14,11 @@ export function jobRegistry(platform: Platform): JobRegistry {
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
+      [TASK_REMINDERS_TASK]: async () => {
+        await sendDueSoonReminders(db, config.taskReminderMinutes);
+      },
     },
-    crontab: ['17 * * * * idempotency_cleanup'],
+    crontab: ['17 * * * * idempotency_cleanup', `* * * * * ${TASK_REMINDERS_TASK}`],
     loops: [{ name: 'events_outbox', intervalMs: config.outboxPollMs, run: () => dispatchEvents(db) }],
   };
 }
