@@ -78,8 +78,12 @@ async function main(): Promise<void> {
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
   };
+  // The production topology for more than one core: each role in its own process.
+  execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], { cwd: root, env: { ...process.env, ...env } });
   const children = [
-    start('dist/src/main.js', ['serve'], env),
+    start('dist/src/main.js', ['api'], env),
+    start('dist/src/main.js', ['worker'], env),
+    start('dist/src/main.js', ['feed'], env),
     start('dist/bench/ceiling.js', [], { ...env, PORT: String(ceilingPort) }),
   ];
   const pool = new pg.Pool({ connectionString: database.url, max: 10 });
@@ -144,7 +148,8 @@ async function main(): Promise<void> {
       '# Performance',
       '',
       'Measured by `npm run bench`: it builds the service, starts it in production mode (`NODE_ENV=production`,',
-      '`LOG_LEVEL=warn`) against a PostgreSQL of its own, and loads it with autocannon (50 connections) from the same',
+      '`LOG_LEVEL=warn`, one process per role: api, worker, feed) against a PostgreSQL of its own, and loads it with',
+      'autocannon (50 connections) from the same',
       'machine. Every ratio is taken against a ceiling measured in the same run: a bare Fastify app in the same',
       'process setup (`bench/ceiling.ts`). Run a single scenario with `npm run bench -- <name>`.',
       '',

@@ -19,6 +19,7 @@ import { installErrorHandling } from './platform/http/errors.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
+import { installValidation } from './platform/http/validation.ts';
 
 export const API_VERSION = '1.0.0';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -44,28 +45,28 @@ export async function buildApp(
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: {
-      customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('platform', platform);
   app.addSchema(ErrorBody);
+  installValidation(app);
   installErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
+  if (platform.log.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug(
+        {
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+    });
+  }
 
   await app.register(swagger, {
     refResolver: {

@@ -93,7 +93,11 @@ export async function startService(
     await migrate(database.handle);
     const secrets = await loadSecrets(config);
     const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false })
+      ? new Redis(config.redisUrl, {
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          connectTimeout: 2000,
+        })
       : null;
     const platform = createPlatform(config, database.handle, secrets, redis, log);
 

@@ -30,7 +30,8 @@ export async function installRateLimit(scope: FastifyInstance, options: LimitOpt
     keyGenerator: (request) => options.keyOf(request),
     nameSpace: options.nameSpace,
     redis: options.redis ?? undefined,
-    skipOnError: false,
+    // A Redis outage must not take the API down with it: the limit fails open and the error is logged.
+    skipOnError: true,
     errorResponseBuilder: (_request, context) =>
       errors.rateLimited(context.max, Math.max(1, Math.ceil(context.ttl / 1000))),
   });
