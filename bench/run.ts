@@ -79,7 +79,10 @@ async function main(): Promise<void> {
     FEED_PORT: String(feedPort),
   };
   // The production topology for more than one core: each role in its own process.
-  execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], { cwd: root, env: { ...process.env, ...env } });
+  execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+  });
   const children = [
     start('dist/src/main.js', ['api'], env),
     start('dist/src/main.js', ['worker'], env),

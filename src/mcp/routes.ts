@@ -6,6 +6,7 @@ import { CLIENT_HEADER, resolveTenant } from '../platform/auth/tenant.ts';
 import { ApiError, errors } from '../platform/http/errors.ts';
 import { Query } from '../platform/http/schemas.ts';
 import type { OpenApiDocument } from './catalog.ts';
+import { answerDirectly, type ServerInfo } from './direct.ts';
 import { createToolHandler, type Exchange } from './server.ts';
 import { CatalogViews, viewOptions } from './views.ts';
 
@@ -81,7 +82,10 @@ const CORS_ALLOWED_HEADERS = [
 export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { platform } = app;
   const catalog = new CatalogViews(() => app.swagger() as OpenApiDocument);
-  const handler = createToolHandler(app, catalog);
+  let info: ServerInfo | null = null;
+  const serverInfo = (): ServerInfo =>
+    (info ??= { name: 'agency-platform', title: 'Agency Platform API', version: catalog.apiVersion() });
+  const handler = createToolHandler(app, serverInfo);
   app.addHook('onClose', async () => handler.close());
   const allowedOrigins = new Set(platform.config.mcpAllowedOrigins.map(normalizeOrigin));
   const endpointUrl = `${platform.config.publicBaseUrl}/v1/mcp`;
@@ -119,14 +123,20 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         rateLimitHeaders: {},
       };
+      const direct = await answerDirectly(app, request.body, request.headers, exchange, serverInfo());
+      if (direct) return reply.headers(exchange.rateLimitHeaders).type('application/json').send(direct);
+
       const response = await handler.fetch(
         new Request(endpointUrl, { method: 'POST', headers: mcpHeaders(request) }),
-        {
-          parsedBody: request.body,
-          exchange,
-        },
+        { parsedBody: request.body, exchange },
       );
       reply.headers(exchange.rateLimitHeaders);
+      if (response.headers.get('content-type')?.startsWith('application/json')) {
+        // A JSON answer is complete: sending it as a string spares Fastify a web-stream copy.
+        for (const [name, value] of response.headers)
+          if (name !== 'content-length') reply.header(name, value);
+        return reply.code(response.status).send(await response.text());
+      }
       return reply.send(response);
     },
   );

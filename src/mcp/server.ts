@@ -9,7 +9,8 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, callTool } from './call.ts';
-import type { CatalogView, CatalogViews } from './views.ts';
+import { type ServerInfo, TOOLS_LIST_TTL_MS } from './direct.ts';
+import type { CatalogView } from './views.ts';
 
 /** What one MCP HTTP request serves with: its catalog view, its caller, and where the REST headers go back. */
 export interface Exchange {
@@ -38,16 +39,13 @@ export interface ToolHandler {
  * SDK's own legacy fallback always streams), so a call's rate-limit headers reach the HTTP response.
  * Both legs build their per-request `Server` from the same factory, so the eras cannot drift apart.
  */
-export function createToolHandler(app: FastifyInstance, catalog: CatalogViews): ToolHandler {
+export function createToolHandler(app: FastifyInstance, serverInfo: () => ServerInfo): ToolHandler {
   const factory = (exchange: Exchange) => {
-    const server = new Server(
-      { name: 'agency-platform', title: 'Agency Platform API', version: catalog.apiVersion() },
-      {
-        capabilities: { tools: {} },
-        instructions: INSTRUCTIONS,
-        cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'public' } },
-      },
-    );
+    const server = new Server(serverInfo(), {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+      cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+    });
     server.setRequestHandler('tools/list', () => ({ tools: exchange.view.tools as never }));
     server.setRequestHandler('tools/call', async (request) => {
       const tool = exchange.view.byName.get(request.params.name);

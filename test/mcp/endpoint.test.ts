@@ -93,6 +93,31 @@ describe('MCP endpoint: protocol, auth and transport rules', () => {
     assert.ok(body.result.capabilities.tools);
   });
 
+  test('a raw 2026-07-28 tools/call (no handshake, version in _meta and headers) runs the tool', async () => {
+    const response = await rpc(
+      endpoint,
+      tenant.agency,
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: {
+          name: 'me.get',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'me.get' },
+    );
+    assert.equal(response.status, 200);
+    assert.match(String(response.headers.get('content-type')), /application\/json/);
+    const body = await response.json();
+    assert.equal(body.result.structuredContent.tenant.org_id, tenant.orgId);
+  });
+
   test('a missing or bad key is 401 with a plain WWW-Authenticate: Bearer', async () => {
     const cases: Record<string, string>[] = [
       {},
