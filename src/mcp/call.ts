@@ -46,13 +46,23 @@ export async function callTool(
   if (caller.serviceClientId !== undefined) headers['x-service-client-id'] = caller.serviceClientId;
   if (request.body !== undefined) headers['content-type'] = 'application/json';
 
-  const response = await app.inject({
-    method: tool.method,
-    url: request.url,
-    headers,
-    remoteAddress: caller.ip,
-    ...(request.body !== undefined ? { payload: JSON.stringify(request.body) } : {}),
-  });
+  let response: Awaited<ReturnType<FastifyInstance['inject']>>;
+  try {
+    response = await app.inject({
+      method: tool.method,
+      url: request.url,
+      headers,
+      remoteAddress: caller.ip,
+      ...(request.body !== undefined ? { payload: JSON.stringify(request.body) } : {}),
+    });
+  } catch (error) {
+    app.log.error({ err: error, reqId: caller.requestId, tool: tool.name }, 'tool call failed');
+    const body: ErrorBody = {
+      error: 'internal_error',
+      message: 'An unexpected error occurred. It has been logged; retry later.',
+    };
+    return { result: errorResult(body), rateLimitHeaders: {} };
+  }
 
   const rateLimitHeaders: Record<string, string> = {};
   for (const name of RATE_LIMIT_HEADERS) {

@@ -6,17 +6,9 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { callTool } from './call.ts';
-import type { Exchange } from './server.ts';
+import { type Exchange, type ServerInfo, TOOLS_LIST_TTL_MS } from './server.ts';
 
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-/** How long a client may cache `tools/list` (2026-07-28 results carry it); the catalog changes only on deploy. */
-export const TOOLS_LIST_TTL_MS = 300_000;
-
-export interface ServerInfo {
-  name: string;
-  title: string;
-  version: string;
-}
+const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 type Headers = Record<string, string | string[] | undefined>;
 

@@ -6,8 +6,8 @@ import { CLIENT_HEADER, resolveTenant } from '../platform/auth/tenant.ts';
 import { ApiError, errors } from '../platform/http/errors.ts';
 import { Query } from '../platform/http/schemas.ts';
 import type { OpenApiDocument } from './catalog.ts';
-import { answerDirectly, type ServerInfo } from './direct.ts';
-import { createToolHandler, type Exchange } from './server.ts';
+import { answerDirectly } from './direct.ts';
+import { createToolHandler, type Exchange, type ServerInfo } from './server.ts';
 import { CatalogViews, viewOptions } from './views.ts';
 
 const McpQuery = Query({

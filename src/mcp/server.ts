@@ -9,8 +9,16 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { type Caller, callTool } from './call.ts';
-import { type ServerInfo, TOOLS_LIST_TTL_MS } from './direct.ts';
 import type { CatalogView } from './views.ts';
+
+/** How long a client may cache `tools/list` (2026-07-28 results carry it); the catalog changes only on deploy. */
+export const TOOLS_LIST_TTL_MS = 300_000;
+
+export interface ServerInfo {
+  name: string;
+  title: string;
+  version: string;
+}
 
 /** What one MCP HTTP request serves with: its catalog view, its caller, and where the REST headers go back. */
 export interface Exchange {

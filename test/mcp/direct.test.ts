@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { OpenApiDocument } from '../../src/mcp/catalog.ts';
-import { answerDirectly, type ServerInfo } from '../../src/mcp/direct.ts';
-import { createToolHandler, type Exchange, type ToolHandler } from '../../src/mcp/server.ts';
+import { answerDirectly } from '../../src/mcp/direct.ts';
+import { createToolHandler, type Exchange, type ServerInfo, type ToolHandler } from '../../src/mcp/server.ts';
 import { CatalogViews, viewOptions } from '../../src/mcp/views.ts';
 import { createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import { startMcpApp } from './support.ts';
