@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
+    DOCS_RATE_LIMIT_PER_MINUTE: '100000000',
   };
   // The production topology for more than one core: each role in its own process.
   execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], {

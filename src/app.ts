@@ -10,6 +10,7 @@ import Fastify, {
 } from 'fastify';
 import { mcpRoutes } from './mcp/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
@@ -105,6 +106,7 @@ export async function buildApp(
     { prefix: '/v1' },
   );
 
+  await app.register(docsRoutes);
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(mcpRoutes, { prefix: '/v1' });
 

@@ -28,6 +28,10 @@ export interface Config {
   workerConcurrency: number;
   idempotencyTtlHours: number;
   taskReminderMinutes: number;
+  /** Requests per source IP in any 60 s to the public docs API and site. */
+  docsRateLimitPerMinute: number;
+  /** Where the docs content is read from; null means the `docs/` folder shipped with the code. */
+  docsDir: string | null;
   /** Where demo credentials are printed on the first start; tests turn it off. */
   seedDemo: boolean;
 }
@@ -40,6 +44,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './.data');
   const port = int(env, 'PORT', 3000);
   const host = str(env, 'HOST') ?? '127.0.0.1';
+  const docsDir = str(env, 'DOCS_DIR');
   return {
     port,
     feedPort: int(env, 'FEED_PORT', 3001),
@@ -67,6 +72,8 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 10),
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24),
     taskReminderMinutes: int(env, 'TASK_REMINDER_MINUTES', 60),
+    docsRateLimitPerMinute: int(env, 'DOCS_RATE_LIMIT_PER_MINUTE', 120),
+    docsDir: docsDir ? path.resolve(docsDir) : null,
     seedDemo: bool(env, 'SEED_DEMO', true),
   };
 }
