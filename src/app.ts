@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from 'fastify';
+import { mcpRoutes } from './mcp/routes.ts';
 import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
@@ -111,6 +112,7 @@ export async function buildApp(
 
   await app.register(docsRoutes);
   await app.register(adminRoutes, { prefix: '/admin/v1' });
+  await app.register(mcpRoutes, { prefix: '/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });
