@@ -12,6 +12,7 @@ import { adminRoutes } from './modules/admin/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
 import { installErrorHandling } from './platform/http/errors.ts';
@@ -104,6 +105,7 @@ export async function buildApp(
   );
 
   await app.register(adminRoutes, { prefix: '/admin/v1' });
+  await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });
