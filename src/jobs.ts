@@ -1,3 +1,4 @@
+import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import type { Platform } from './platform/context.ts';
 import { FAN_OUT_TASK } from './platform/events/emit.ts';
 import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
@@ -8,13 +9,16 @@ import type { JobRegistry } from './platform/jobs/runner.ts';
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const eventConsumers: EventConsumer[] = [];
+  const walletIndex = walletIndexJobs(platform);
   return {
     tasks: {
       [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
+      ...walletIndex.tasks,
     },
-    crontab: ['17 * * * * idempotency_cleanup'],
+    crontab: ['17 * * * * idempotency_cleanup', ...walletIndex.crontab],
+    startup: [...walletIndex.startup],
   };
 }

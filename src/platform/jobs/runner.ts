@@ -9,6 +9,8 @@ export interface JobRegistry {
   tasks: Record<string, JobHandler>;
   /** graphile-worker crontab lines, e.g. `0 * * * * idempotency_cleanup`; task names use [a-z_]. */
   crontab: string[];
+  /** Tasks queued each time a worker starts (job key = task name, so workers starting together queue one). */
+  startup?: string[];
 }
 
 export interface WorkerOptions {
@@ -27,7 +29,7 @@ export async function startWorker(
   for (const [name, handler] of Object.entries(registry.tasks)) {
     taskList[name] = ((payload: unknown) => handler(payload)) as Task;
   }
-  return run({
+  const runner = await run({
     pgPool: database.pool,
     taskList,
     crontab: registry.crontab.join('\n'),
@@ -42,4 +44,6 @@ export async function startWorker(
       else log.debug(fields, message);
     }),
   });
+  for (const task of registry.startup ?? []) await runner.addJob(task, {}, { jobKey: `startup:${task}` });
+  return runner;
 }

@@ -51,34 +51,38 @@ const FULL_RIGHTS = `0x${'0'.repeat(64)}`;
 
 export class HoldingsFileError extends Error {}
 
-/** Reads a JSON holdings file, for offline use or a chain the service cannot reach. */
+/** Reads a JSON holdings file (or built-in holdings), for offline use or a chain the service cannot reach. */
 export class ImportSource implements HoldingsSource {
   readonly kind = 'import';
 
   constructor(
-    private readonly file: string,
-    /** The configured collection: the file must be about it. */
+    private readonly read: () => Promise<unknown>,
+    /** The configured collection: the holdings must be about it. */
     readonly collection: string | null,
   ) {}
 
+  static fromFile(file: string, collection: string | null): ImportSource {
+    return new ImportSource(async () => {
+      const text = await fs.readFile(file, 'utf8').catch((error) => {
+        throw new HoldingsFileError(`cannot read holdings file ${file}: ${error.message}`);
+      });
+      try {
+        return JSON.parse(text);
+      } catch (error) {
+        throw new HoldingsFileError(`holdings file ${file} is not JSON: ${(error as Error).message}`);
+      }
+    }, collection);
+  }
+
   async sync(): Promise<SyncResult> {
-    const text = await fs.readFile(this.file, 'utf8').catch((error) => {
-      throw new HoldingsFileError(`cannot read holdings file ${this.file}: ${error.message}`);
-    });
-    let content: unknown;
-    try {
-      content = JSON.parse(text);
-    } catch (error) {
-      throw new HoldingsFileError(`holdings file ${this.file} is not JSON: ${(error as Error).message}`);
-    }
+    const content = await this.read();
     const holdings = parseHoldings(content);
     if (this.collection && holdings.collection !== this.collection) {
       throw new HoldingsFileError(
         `holdings file is about ${holdings.collection}, but COLLECTION_ADDRESS is ${this.collection}`,
       );
     }
-    const block = (content as HoldingsFileContent).block;
-    return { holdings, block: block ?? null, reorg: null };
+    return { holdings, block: (content as HoldingsFileContent).block ?? null, reorg: null };
   }
 }
 
