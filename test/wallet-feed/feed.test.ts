@@ -157,7 +157,9 @@ describe('wallet snapshot feed', () => {
     assert.doesNotMatch(response.body, /"m[1-4]"|token_id/);
     for (const entry of body.entries) {
       assert.deepEqual(
-        Object.keys(entry).filter((k) => !['wallet', 'wallets', 'type', 'giraffe', 'member_since'].includes(k)),
+        Object.keys(entry).filter(
+          (k) => !['wallet', 'wallets', 'type', 'giraffe', 'member_since'].includes(k),
+        ),
         [],
       );
     }
