@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     HOST: '127.0.0.1',
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
+    FEED_RATE_LIMIT_PER_MINUTE: '1000000000',
   };
   const children = [
     start('dist/src/main.js', ['serve'], env),

@@ -111,24 +111,33 @@ export async function readMembership(db: Executor): Promise<{
   platformWallets: string[];
   marketplaces: string[];
 }> {
-  const [members, addresses] = await Promise.all([
-    sql<{ id: string; member_since: string }>`SELECT id, member_since::text FROM feed_members`.execute(db),
-    sql<{
-      address: string;
-      role: AddressRole;
-      member_id: string | null;
-    }>`SELECT address, role, member_id FROM feed_addresses ORDER BY role, member_id, position`.execute(db),
-  ]);
+  // Unordered reads (sorting 150,000 addresses in SQL costs more than placing them here).
+  const members = await sql<{ id: string; member_since: string }>`
+    SELECT id, member_since::text FROM feed_members ORDER BY id`.execute(db);
+  const addresses = await sql<{
+    address: string;
+    role: AddressRole;
+    member_id: string | null;
+    position: number;
+  }>`
+    SELECT address, role, member_id, position FROM feed_addresses`.execute(db);
   const byId = new Map<string, MemberRecord>();
-  for (const row of members.rows) {
-    byId.set(row.id, { id: row.id, memberSince: row.member_since, custodial: [], connected: [] });
-  }
-  const platformWallets: string[] = [];
-  const marketplaces: string[] = [];
+  const records: MemberRecord[] = new Array(members.rows.length);
+  members.rows.forEach((row, i) => {
+    records[i] = { id: row.id, memberSince: row.member_since, custodial: [], connected: [] };
+    byId.set(row.id, records[i]);
+  });
+  const platform: Array<[number, string]> = [];
+  const marketplaces: Array<[number, string]> = [];
   for (const row of addresses.rows) {
-    if (row.role === 'platform') platformWallets.push(row.address);
-    else if (row.role === 'marketplace') marketplaces.push(row.address);
-    else byId.get(row.member_id!)?.[row.role].push(row.address);
+    if (row.role === 'platform') platform.push([row.position, row.address]);
+    else if (row.role === 'marketplace') marketplaces.push([row.position, row.address]);
+    else {
+      const list = byId.get(row.member_id!)?.[row.role];
+      if (list) list[row.position] = row.address;
+    }
   }
-  return { members: [...byId.values()], platformWallets, marketplaces };
+  const inOrder = (list: Array<[number, string]>) =>
+    list.sort((a, b) => a[0] - b[0]).map(([, address]) => address);
+  return { members: records, platformWallets: inOrder(platform), marketplaces: inOrder(marketplaces) };
 }

@@ -61,7 +61,9 @@ export interface ReducedSnapshot {
   reconciliation: Reconciliation;
 }
 
-const lower = (address: string) => address.toLowerCase();
+const UPPER = /[A-FX]/;
+/** Addresses usually arrive lower-case already: skip the copy then. */
+const lower = (address: string) => (UPPER.test(address) ? address.toLowerCase() : address);
 
 export function reduceSnapshot(
   membership: MembershipInput,
@@ -85,7 +87,8 @@ export function reduceSnapshot(
     return true;
   };
 
-  const members = [...membership.members].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Sorted by id so that, should two members claim one address, the same one always wins.
+  const members = [...membership.members].sort(byKey('id'));
   for (const member of members) {
     const holder: Holder = {
       wallet: '',
@@ -95,18 +98,20 @@ export function reduceSnapshot(
       giraffe: false,
       memberSince: member.memberSince,
     };
-    for (const address of member.custodial.map(lower)) {
+    for (const custodial of member.custodial) {
+      const address = lower(custodial);
       if (claim(holder, address, 'custodial') && !holder.wallet) holder.wallet = address;
     }
     if (!holder.wallet) {
       // Not listed until it has a custodial wallet; its other addresses stay out of the feed too.
       excludedWithoutWallet += 1;
-      for (const address of member.connected.map(lower)) {
+      for (const connected of member.connected) {
+        const address = lower(connected);
         if (!holderOf.has(address) && !marketplaces.has(address)) unlisted.add(address);
       }
       continue;
     }
-    for (const address of member.connected.map(lower)) claim(holder, address, 'connected');
+    for (const connected of member.connected) claim(holder, lower(connected), 'connected');
     listed.push(holder);
   }
 
@@ -118,7 +123,8 @@ export function reduceSnapshot(
     giraffe: false,
     memberSince: null,
   };
-  for (const address of membership.platformWallets.map(lower)) {
+  for (const wallet of membership.platformWallets) {
+    const address = lower(wallet);
     if (claim(platform, address, 'custodial') && !platform.wallet) platform.wallet = address;
   }
   if (platform.wallet) listed.push(platform);
@@ -180,7 +186,7 @@ export function reduceSnapshot(
     });
   }
   for (const holder of entries) if (holder.wallets.length > 1) sortWallets(holder);
-  entries.sort((a, b) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0));
+  entries.sort(byKey('wallet'));
 
   const counts: SnapshotCounts = {
     entries: entries.length,
@@ -207,10 +213,22 @@ export function reduceSnapshot(
   };
 }
 
+function byKey<K extends string>(key: K) {
+  return (a: Record<K, string>, b: Record<K, string>) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0);
+}
+
+/** Sorts a holder's wallets, keeping `kinds` in step (insertion sort: a holder has a handful). */
 function sortWallets(holder: Holder): void {
-  const order = holder.wallets
-    .map((_, i) => i)
-    .sort((a, b) => (holder.wallets[a] < holder.wallets[b] ? -1 : 1));
-  holder.wallets = order.map((i) => holder.wallets[i]);
-  holder.kinds = order.map((i) => holder.kinds[i]);
+  const { wallets, kinds } = holder;
+  for (let i = 1; i < wallets.length; i++) {
+    const wallet = wallets[i];
+    const kind = kinds[i];
+    let j = i - 1;
+    for (; j >= 0 && wallets[j] > wallet; j--) {
+      wallets[j + 1] = wallets[j];
+      kinds[j + 1] = kinds[j];
+    }
+    wallets[j + 1] = wallet;
+    kinds[j + 1] = kind;
+  }
 }

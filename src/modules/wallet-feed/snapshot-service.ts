@@ -36,6 +36,30 @@ export type BuildResult =
  * serializes both formats. A build whose buckets do not add up to the supply is refused.
  */
 export async function buildSnapshot(db: Db, now: Date): Promise<BuildResult> {
+  const reduced = await readAndReduce(db, now);
+  if (!reduced) return { status: 'not_ready' };
+  const { snapshot, collection, indexUpdatedAt, indexFailed } = reduced;
+  if (!snapshot.reconciliation.balanced)
+    return { status: 'unbalanced', reconciliation: snapshot.reconciliation };
+  const json = snapshotJson(snapshot, { collection, generatedAt: now, indexUpdatedAt });
+  const csv = snapshotCsv(snapshot);
+  return {
+    status: 'built',
+    snapshot: {
+      generatedAt: now,
+      indexUpdatedAt,
+      indexFailed,
+      counts: snapshot.counts,
+      formats: {
+        json: { body: json.body, etag: `W/"j-${json.tag}"`, gzipped: null },
+        csv: { body: csv.body, etag: `W/"c-${csv.tag}"`, gzipped: null },
+      },
+    },
+  };
+}
+
+/** The database rows are let go once reduced, before the snapshot is serialized. */
+async function readAndReduce(db: Db, now: Date) {
   const view = await db
     .transaction()
     .setIsolationLevel('repeatable read')
@@ -47,9 +71,9 @@ export async function buildSnapshot(db: Db, now: Date): Promise<BuildResult> {
       const holdings = await readHoldings(trx);
       return { state, membership, holdings };
     });
-  if (!view) return { status: 'not_ready' };
+  if (!view) return null;
   const { state, membership, holdings } = view;
-  const reduced = reduceSnapshot(
+  const snapshot = reduceSnapshot(
     membership,
     {
       collection: state.collection,
@@ -72,26 +96,11 @@ export async function buildSnapshot(db: Db, now: Date): Promise<BuildResult> {
     },
     now,
   );
-  if (!reduced.reconciliation.balanced)
-    return { status: 'unbalanced', reconciliation: reduced.reconciliation };
-  const json = snapshotJson(reduced, {
-    collection: state.collection,
-    generatedAt: now,
-    indexUpdatedAt: state.refreshed_at!,
-  });
-  const csv = snapshotCsv(reduced);
   return {
-    status: 'built',
-    snapshot: {
-      generatedAt: now,
-      indexUpdatedAt: state.refreshed_at!,
-      indexFailed: state.failed_at !== null,
-      counts: reduced.counts,
-      formats: {
-        json: { body: Buffer.from(json.body), etag: `W/"j-${json.tag}"`, gzipped: null },
-        csv: { body: Buffer.from(csv.body), etag: `W/"c-${csv.tag}"`, gzipped: null },
-      },
-    },
+    snapshot,
+    collection: state.collection,
+    indexUpdatedAt: state.refreshed_at!,
+    indexFailed: state.failed_at !== null,
   };
 }
 
