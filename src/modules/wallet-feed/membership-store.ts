@@ -113,7 +113,7 @@ export async function readMembership(db: Executor): Promise<{
 }> {
   // Unordered reads (sorting 150,000 addresses in SQL costs more than placing them here).
   const members = await sql<{ id: string; member_since: string }>`
-    SELECT id, member_since::text FROM feed_members ORDER BY id`.execute(db);
+    SELECT id, to_char(member_since, 'YYYY-MM-DD') AS member_since FROM feed_members ORDER BY id`.execute(db);
   const addresses = await sql<{
     address: string;
     role: AddressRole;

@@ -148,7 +148,8 @@ export class SnapshotCache {
 
   /** The snapshot to serve, or null before the first successful build. */
   async current(): Promise<ServedSnapshot | null> {
-    const due = this.clock() - this.attemptedAt >= this.options.cacheMs;
+    // Until a first snapshot exists every request may try (one build at a time): no 30 s wait for it.
+    const due = !this.good || this.clock() - this.attemptedAt >= this.options.cacheMs;
     if (due) {
       const rebuilding = this.rebuild();
       if (!this.good || this.options.cacheMs === 0) await rebuilding;
