@@ -71,7 +71,10 @@ describe('wallet snapshot feed', () => {
 
   test('the worker builds the index once at start', async () => {
     await t.startWorker();
-    const state = await eventually(async () => (await readIndexState(t.platform.db))?.refreshed_at, 60_000);
+    const state = await eventually(
+      async () => (await readIndexState(t.platform.db))?.refreshed_at ?? undefined,
+      60_000,
+    );
     assert.ok(state instanceof Date);
     assert.equal((await get('/snapshot.json')).statusCode, 200);
   });
