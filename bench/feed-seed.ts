@@ -32,17 +32,18 @@ export const LARGE: FeedScale = {
   memberDelegations: 2_499,
 };
 
+/** About the size of the demo feed: 20 holders. */
 export const SMALL: FeedScale = {
-  members: 80,
-  connected: 50,
+  members: 8,
+  connected: 5,
   platformWallets: 2,
-  memberTokens: 4,
-  ownerTokens: 5,
+  memberTokens: 3,
+  ownerTokens: 4,
   platformTokens: 1,
   escrowTokens: 1,
-  rentals: 7,
-  ownerDelegations: 5,
-  memberDelegations: 2,
+  rentals: 3,
+  ownerDelegations: 2,
+  memberDelegations: 1,
 };
 
 export const COLLECTION = '0x6a1afe0000000000000000000000000000000000';
