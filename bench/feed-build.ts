@@ -10,12 +10,16 @@ import { openDatabase } from '../src/platform/db/pool.ts';
 const database = openDatabase(process.env.DATABASE_URL!, { max: 4 });
 const rssBefore = process.memoryUsage().rss;
 const buildsMs: number[] = [];
+const cpuMs: number[] = [];
 let firstBuildPeakMb = 0;
 let result: Awaited<ReturnType<typeof buildSnapshot>> | null = null;
 for (let i = 0; i < 3; i++) {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   result = await buildSnapshot(database.db, new Date());
   buildsMs.push(Math.round(performance.now() - started));
+  const used = process.cpuUsage(cpu);
+  cpuMs.push(Math.round((used.user + used.system) / 1000));
   if (i === 0) firstBuildPeakMb = Math.round(process.resourceUsage().maxRSS / 1024);
   if (result.status !== 'built') throw new Error(`build ${result.status}`);
 }
@@ -27,6 +31,7 @@ await database.close();
 process.stdout.write(
   `${JSON.stringify({
     buildsMs,
+    cpuMs,
     gzipMs,
     counts: snapshot.counts,
     jsonBytes: snapshot.formats.json.body.length,
