@@ -49,18 +49,28 @@ class AsciiWriter {
     this.buffer = Buffer.allocUnsafe(upperBound);
   }
 
+  private pending = '';
+
+  /** Buffers small pieces into one string and copies them in chunks: one native call per ~64 KB. */
   write(text: string): void {
-    const written = this.buffer.write(text, this.offset, 'latin1');
-    if (written !== text.length) throw new Error('snapshot larger than its computed bound');
-    this.offset += written;
+    this.pending += text;
+    if (this.pending.length >= 65_536) this.flush();
   }
 
   get length(): number {
-    return this.offset;
+    return this.offset + this.pending.length;
   }
 
   result(): Buffer {
+    this.flush();
     return this.buffer.subarray(0, this.offset);
+  }
+
+  private flush(): void {
+    const written = this.buffer.write(this.pending, this.offset, 'latin1');
+    if (written !== this.pending.length) throw new Error('snapshot larger than its computed bound');
+    this.offset += written;
+    this.pending = '';
   }
 }
 

@@ -88,7 +88,7 @@ export function reduceSnapshot(
   };
 
   // Sorted by id so that, should two members claim one address, the same one always wins.
-  const members = [...membership.members].sort(byKey('id'));
+  const members = sortedById(membership.members);
   for (const member of members) {
     const holder: Holder = {
       wallet: '',
@@ -173,7 +173,14 @@ export function reduceSnapshot(
   }
 
   const entries = listed;
-  for (const holder of listed) holder.giraffe = holder.wallets.some((address) => qualifying.has(address));
+  for (const holder of listed) {
+    for (const address of holder.wallets) {
+      if (qualifying.has(address)) {
+        holder.giraffe = true;
+        break;
+      }
+    }
+  }
   for (const address of qualifying) {
     if (holderOf.has(address) || unlisted.has(address)) continue;
     entries.push({
@@ -186,7 +193,7 @@ export function reduceSnapshot(
     });
   }
   for (const holder of entries) if (holder.wallets.length > 1) sortWallets(holder);
-  entries.sort(byKey('wallet'));
+  entries.sort((a, b) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0));
 
   const counts: SnapshotCounts = {
     entries: entries.length,
@@ -213,8 +220,14 @@ export function reduceSnapshot(
   };
 }
 
-function byKey<K extends string>(key: K) {
-  return (a: Record<K, string>, b: Record<K, string>) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0);
+/** Members in id order; the store already reads them so, which this checks in one pass. */
+function sortedById<T extends { id: string }>(members: T[]): T[] {
+  for (let i = 1; i < members.length; i++) {
+    if (members[i - 1].id > members[i].id) {
+      return [...members].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    }
+  }
+  return members;
 }
 
 /** Sorts a holder's wallets, keeping `kinds` in step (insertion sort: a holder has a handful). */
