@@ -78,6 +78,7 @@ async function main(): Promise<void> {
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
     DOCS_RATE_LIMIT_PER_MINUTE: '100000000',
+    FEED_RATE_LIMIT_PER_MINUTE: '1000000000',
   };
   // The production topology for more than one core: each role in its own process.
   execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], {

@@ -18,6 +18,7 @@ import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
+import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
 import { installErrorHandling } from './platform/http/errors.ts';
@@ -113,6 +114,7 @@ export async function buildApp(
   await app.register(docsRoutes);
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(mcpRoutes, { prefix: '/v1' });
+  await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

@@ -24,6 +24,12 @@ export interface Config {
   collectionAddress: string | null;
   collectionStartBlock: bigint;
   chainConfirmations: number;
+  /** JSON holdings file read by the `import` source of the wallet feed, when no `CHAIN_RPC_URL` is set. */
+  chainHoldingsFile: string | null;
+  /** Largest block range of one `eth_getLogs`; halved while the node answers "too many results". */
+  chainLogBlockRange: number;
+  delegateRegistryAddress: string;
+  feedRateLimitPerMinute: number;
   mcpAllowedOrigins: string[];
   workerConcurrency: number;
   /** How often an idle worker looks for new events to fan out. */
@@ -47,6 +53,10 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000);
   const host = str(env, 'HOST') ?? '127.0.0.1';
   const docsDir = str(env, 'DOCS_DIR');
+  const chainRpcUrl = str(env, 'CHAIN_RPC_URL');
+  const collectionAddress = address(env, 'COLLECTION_ADDRESS');
+  if (chainRpcUrl && !collectionAddress)
+    throw new ConfigError('COLLECTION_ADDRESS is required when CHAIN_RPC_URL is set');
   return {
     port,
     feedPort: int(env, 'FEED_PORT', 3001),
@@ -66,10 +76,16 @@ export function loadConfig(env: Env = process.env): Config {
     webhookFailureThreshold: int(env, 'WEBHOOK_FAILURE_THRESHOLD', 20),
     snapshotCacheMs: int(env, 'SNAPSHOT_CACHE_MS', 30_000),
     walletIndexRefreshMs: int(env, 'WALLET_INDEX_REFRESH_MS', 3_600_000),
-    chainRpcUrl: str(env, 'CHAIN_RPC_URL'),
-    collectionAddress: str(env, 'COLLECTION_ADDRESS'),
+    chainRpcUrl,
+    collectionAddress,
     collectionStartBlock: BigInt(int(env, 'COLLECTION_START_BLOCK', 0)),
     chainConfirmations: int(env, 'CHAIN_CONFIRMATIONS', 12),
+    chainHoldingsFile: str(env, 'CHAIN_HOLDINGS_FILE'),
+    chainLogBlockRange: Math.max(1, int(env, 'CHAIN_LOG_BLOCK_RANGE', 10_000)),
+    // delegate.xyz v2, at the same address on every chain it is deployed to.
+    delegateRegistryAddress:
+      address(env, 'DELEGATE_REGISTRY_ADDRESS') ?? '0x00000000000000447e69651d841bd8d104bed493',
+    feedRateLimitPerMinute: Math.max(1, int(env, 'FEED_RATE_LIMIT_PER_MINUTE', 60)),
     mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS'),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 10),
     outboxPollMs: int(env, 'OUTBOX_POLL_MS', 50),
@@ -84,6 +100,15 @@ export function loadConfig(env: Env = process.env): Config {
 function str(env: Env, name: string): string | null {
   const value = env[name]?.trim();
   return value ? value : null;
+}
+
+/** An EVM address, lower-cased; its checksum is checked where it is used (viem). */
+function address(env: Env, name: string): string | null {
+  const raw = str(env, name);
+  if (raw === null) return null;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw))
+    throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address`);
+  return raw.toLowerCase();
 }
 
 function int(env: Env, name: string, fallback: number): number {

@@ -1,4 +1,5 @@
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
+import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import type { Platform } from './platform/context.ts';
 import { dispatchEvents, type EventConsumer, FAN_OUT_TASK, fanOutTask } from './platform/events/fan-out.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
@@ -8,6 +9,7 @@ import type { JobRegistry } from './platform/jobs/runner.ts';
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const eventConsumers: EventConsumer[] = [];
+  const walletIndex = walletIndexJobs(platform);
   return {
     tasks: {
       [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
@@ -17,8 +19,10 @@ export function jobRegistry(platform: Platform): JobRegistry {
       [TASK_REMINDERS_TASK]: async () => {
         await sendDueSoonReminders(db, config.taskReminderMinutes);
       },
+      ...walletIndex.tasks,
     },
-    crontab: ['17 * * * * idempotency_cleanup', `* * * * * ${TASK_REMINDERS_TASK}`],
+    crontab: ['17 * * * * idempotency_cleanup', `* * * * * ${TASK_REMINDERS_TASK}`, ...walletIndex.crontab],
     loops: [{ name: 'events_outbox', intervalMs: config.outboxPollMs, run: () => dispatchEvents(db) }],
+    startup: [...walletIndex.startup],
   };
 }

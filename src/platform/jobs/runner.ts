@@ -21,6 +21,8 @@ export interface JobRegistry {
   /** graphile-worker crontab lines, e.g. `0 * * * * idempotency_cleanup`; task names use [a-z_]. */
   crontab: string[];
   loops: Loop[];
+  /** Tasks queued each time a worker starts (job key = task name, so workers starting together queue one). */
+  startup?: string[];
 }
 
 export interface WorkerOptions {
@@ -60,6 +62,7 @@ export async function startWorker(
       else log.debug(fields, message);
     }),
   });
+  for (const task of registry.startup ?? []) await runner.addJob(task, {}, { jobKey: `startup:${task}` });
 
   let stopping = false;
   const loops = registry.loops.map(async (loop) => {
