@@ -42,7 +42,7 @@ async function startProcess(role: string, env: Record<string, string>): Promise<
       const response = await fetch(`http://127.0.0.1:${port}/readyz`);
       return response.ok;
     },
-    60_000,
+    120_000,
     200,
   );
   return { child, port, output: () => output, exited };
