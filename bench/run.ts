@@ -78,9 +78,18 @@ async function main(): Promise<void> {
     PORT: String(apiPort),
     FEED_PORT: String(feedPort),
     OUTBOUND_ALLOW_PRIVATE: 'true',
+    DOCS_RATE_LIMIT_PER_MINUTE: '100000000',
+    FEED_RATE_LIMIT_PER_MINUTE: '1000000000',
   };
+  // The production topology for more than one core: each role in its own process.
+  execFileSync(process.execPath, ['dist/src/main.js', 'migrate'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+  });
   const children = [
-    start('dist/src/main.js', ['serve'], env),
+    start('dist/src/main.js', ['api'], env),
+    start('dist/src/main.js', ['worker'], env),
+    start('dist/src/main.js', ['feed'], env),
     start('dist/bench/ceiling.js', [], { ...env, PORT: String(ceilingPort) }),
   ];
   const pool = new pg.Pool({ connectionString: database.url, max: 10 });
@@ -145,7 +154,8 @@ async function main(): Promise<void> {
       '# Performance',
       '',
       'Measured by `npm run bench`: it builds the service, starts it in production mode (`NODE_ENV=production`,',
-      '`LOG_LEVEL=warn`) against a PostgreSQL of its own, and loads it with autocannon (50 connections) from the same',
+      '`LOG_LEVEL=warn`, one process per role: api, worker, feed) against a PostgreSQL of its own, and loads it with',
+      'autocannon (50 connections) from the same',
       'machine. Every ratio is taken against a ceiling measured in the same run: a bare Fastify app in the same',
       'process setup (`bench/ceiling.ts`). Run a single scenario with `npm run bench -- <name>`.',
       '',

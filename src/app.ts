@@ -8,10 +8,17 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from 'fastify';
+import { mcpRoutes } from './mcp/routes.ts';
+import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { dealRoutes } from './modules/deals/routes.ts';
+import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+import { pipelineRoutes } from './modules/pipelines/routes.ts';
+import { taskRoutes } from './modules/tasks/routes.ts';
+import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
@@ -19,12 +26,21 @@ import { installErrorHandling } from './platform/http/errors.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
+import { installValidation } from './platform/http/validation.ts';
 
 export const API_VERSION = '1.0.0';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Routes that need a tenant API key, all under `/v1`. A module adds its plugin here. */
-const tenantModules = [meRoutes, eventRoutes, webhookRoutes];
+const tenantModules = [
+  meRoutes,
+  eventRoutes,
+  pipelineRoutes,
+  dealRoutes,
+  activityRoutes,
+  taskRoutes,
+  webhookRoutes,
+];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
 export async function buildApp(
@@ -44,28 +60,28 @@ export async function buildApp(
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: {
-      customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('platform', platform);
   app.addSchema(ErrorBody);
+  installValidation(app);
   installErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
+  if (platform.log.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug(
+        {
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+    });
+  }
 
   await app.register(swagger, {
     refResolver: {
@@ -104,7 +120,10 @@ export async function buildApp(
     { prefix: '/v1' },
   );
 
+  await app.register(docsRoutes);
   await app.register(adminRoutes, { prefix: '/admin/v1' });
+  await app.register(mcpRoutes, { prefix: '/v1' });
+  await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

@@ -27,10 +27,22 @@ export interface Config {
   collectionAddress: string | null;
   collectionStartBlock: bigint;
   chainConfirmations: number;
+  /** JSON holdings file read by the `import` source of the wallet feed, when no `CHAIN_RPC_URL` is set. */
+  chainHoldingsFile: string | null;
+  /** Largest block range of one `eth_getLogs`; halved while the node answers "too many results". */
+  chainLogBlockRange: number;
+  delegateRegistryAddress: string;
+  feedRateLimitPerMinute: number;
   mcpAllowedOrigins: string[];
   workerConcurrency: number;
+  /** How often an idle worker looks for new events to fan out. */
+  outboxPollMs: number;
   idempotencyTtlHours: number;
   taskReminderMinutes: number;
+  /** Requests per source IP in any 60 s to the public docs API and site. */
+  docsRateLimitPerMinute: number;
+  /** Where the docs content is read from; null means the `docs/` folder shipped with the code. */
+  docsDir: string | null;
   /** Where demo credentials are printed on the first start; tests turn it off. */
   seedDemo: boolean;
 }
@@ -43,6 +55,11 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './.data');
   const port = int(env, 'PORT', 3000);
   const host = str(env, 'HOST') ?? '127.0.0.1';
+  const docsDir = str(env, 'DOCS_DIR');
+  const chainRpcUrl = str(env, 'CHAIN_RPC_URL');
+  const collectionAddress = address(env, 'COLLECTION_ADDRESS');
+  if (chainRpcUrl && !collectionAddress)
+    throw new ConfigError('COLLECTION_ADDRESS is required when CHAIN_RPC_URL is set');
   return {
     port,
     feedPort: int(env, 'FEED_PORT', 3001),
@@ -64,14 +81,23 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLogRetentionDays: Math.max(14, int(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30)),
     snapshotCacheMs: int(env, 'SNAPSHOT_CACHE_MS', 30_000),
     walletIndexRefreshMs: int(env, 'WALLET_INDEX_REFRESH_MS', 3_600_000),
-    chainRpcUrl: str(env, 'CHAIN_RPC_URL'),
-    collectionAddress: str(env, 'COLLECTION_ADDRESS'),
+    chainRpcUrl,
+    collectionAddress,
     collectionStartBlock: BigInt(int(env, 'COLLECTION_START_BLOCK', 0)),
     chainConfirmations: int(env, 'CHAIN_CONFIRMATIONS', 12),
+    chainHoldingsFile: str(env, 'CHAIN_HOLDINGS_FILE'),
+    chainLogBlockRange: Math.max(1, int(env, 'CHAIN_LOG_BLOCK_RANGE', 10_000)),
+    // delegate.xyz v2, at the same address on every chain it is deployed to.
+    delegateRegistryAddress:
+      address(env, 'DELEGATE_REGISTRY_ADDRESS') ?? '0x00000000000000447e69651d841bd8d104bed493',
+    feedRateLimitPerMinute: Math.max(1, int(env, 'FEED_RATE_LIMIT_PER_MINUTE', 60)),
     mcpAllowedOrigins: list(env, 'MCP_ALLOWED_ORIGINS'),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 10),
+    outboxPollMs: int(env, 'OUTBOX_POLL_MS', 50),
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24),
     taskReminderMinutes: int(env, 'TASK_REMINDER_MINUTES', 60),
+    docsRateLimitPerMinute: int(env, 'DOCS_RATE_LIMIT_PER_MINUTE', 120),
+    docsDir: docsDir ? path.resolve(docsDir) : null,
     seedDemo: bool(env, 'SEED_DEMO', true),
   };
 }
@@ -79,6 +105,15 @@ export function loadConfig(env: Env = process.env): Config {
 function str(env: Env, name: string): string | null {
   const value = env[name]?.trim();
   return value ? value : null;
+}
+
+/** An EVM address, lower-cased; its checksum is checked where it is used (viem). */
+function address(env: Env, name: string): string | null {
+  const raw = str(env, name);
+  if (raw === null) return null;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw))
+    throw new ConfigError(`${name} must be a 0x-prefixed 20-byte address`);
+  return raw.toLowerCase();
 }
 
 function int(env: Env, name: string, fallback: number): number {

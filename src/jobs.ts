@@ -1,7 +1,8 @@
+import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
+import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
-import { FAN_OUT_TASK } from './platform/events/emit.ts';
-import { type EventConsumer, fanOutTask } from './platform/events/fan-out.ts';
+import { dispatchEvents, type EventConsumer, FAN_OUT_TASK, fanOutTask } from './platform/events/fan-out.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
@@ -10,14 +11,29 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const webhooks = webhookJobs(platform);
   const eventConsumers: EventConsumer[] = [webhooks.consumer];
+  const walletIndex = walletIndexJobs(platform);
   return {
     tasks: {
       [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
+      [TASK_REMINDERS_TASK]: async () => {
+        await sendDueSoonReminders(db, config.taskReminderMinutes);
+      },
+      ...walletIndex.tasks,
       ...webhooks.tasks,
     },
-    crontab: ['17 * * * * idempotency_cleanup', ...webhooks.crontab],
+    crontab: [
+      '17 * * * * idempotency_cleanup',
+      `* * * * * ${TASK_REMINDERS_TASK}`,
+      ...walletIndex.crontab,
+      ...webhooks.crontab,
+    ],
+    loops: [
+      { name: 'events_outbox', intervalMs: config.outboxPollMs, run: () => dispatchEvents(db) },
+      ...webhooks.loops,
+    ],
+    startup: [...walletIndex.startup],
   };
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
@@ -14,7 +13,7 @@ import { createPlatform, listenForKeyChanges, type Platform } from './platform/c
 import { startEmbeddedPostgres } from './platform/db/embedded.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { type DatabaseHandle, openDatabase } from './platform/db/pool.ts';
-import { startWorker } from './platform/jobs/runner.ts';
+import { startWorker, type Worker } from './platform/jobs/runner.ts';
 import { loadSecrets } from './platform/secrets.ts';
 
 export type Role = 'api' | 'worker' | 'feed';
@@ -77,7 +76,7 @@ export interface Service {
   platform: Platform;
   api: FastifyInstance | null;
   feed: FastifyInstance | null;
-  worker: Runner | null;
+  worker: Worker | null;
   stop(): Promise<void>;
 }
 
@@ -93,7 +92,11 @@ export async function startService(
     await migrate(database.handle);
     const secrets = await loadSecrets(config);
     const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false })
+      ? new Redis(config.redisUrl, {
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          connectTimeout: 2000,
+        })
       : null;
     const platform = createPlatform(config, database.handle, secrets, redis, log);
 
@@ -101,7 +104,7 @@ export async function startService(
 
     let api: FastifyInstance | null = null;
     let feed: FastifyInstance | null = null;
-    let worker: Runner | null = null;
+    let worker: Worker | null = null;
 
     if (roles.includes('api')) {
       const listener = await listenForKeyChanges(platform);

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import type { Runner } from 'graphile-worker';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import pino from 'pino';
@@ -11,7 +10,7 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { jobRegistry } from '../src/jobs.ts';
 import { createPlatform, listenForKeyChanges, type Platform } from '../src/platform/context.ts';
 import { type DatabaseHandle, openDatabase } from '../src/platform/db/pool.ts';
-import { startWorker } from '../src/platform/jobs/runner.ts';
+import { startWorker, type Worker } from '../src/platform/jobs/runner.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -70,7 +69,7 @@ export interface TestApp {
   config: Config;
   database: DatabaseHandle;
   /** Starts the job worker against the same database (stopped by close). */
-  startWorker(): Promise<Runner>;
+  startWorker(): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -98,7 +97,7 @@ export async function buildTestApp(
   const listener = await listenForKeyChanges(platform);
   const app = await buildApp(platform, options);
   await app.ready();
-  const workers: Runner[] = [];
+  const workers: Worker[] = [];
   return {
     app,
     platform,

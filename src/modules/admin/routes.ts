@@ -1,7 +1,6 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../platform/http/errors.ts';
+import { requireAdminToken } from '../../platform/auth/admin-token.ts';
 import { Body, DateTime, Uuid } from '../../platform/http/schemas.ts';
 import { ApiKeySchema } from '../me/routes.ts';
 import * as admin from './service.ts';
@@ -20,15 +19,7 @@ const hidden = { hide: true, tags: ['admin'] };
 /** The portal's back end: orgs, clients, keys and FUEL grants, behind `ADMIN_TOKEN`. Not part of the public API. */
 export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, secrets } = app.platform;
-  const expected = Buffer.from(secrets.adminToken);
-
-  app.addHook('onRequest', async (request) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const given = Buffer.from(match?.[1] ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw errors.unauthorized('The admin API needs Authorization: Bearer <ADMIN_TOKEN>.');
-    }
-  });
+  requireAdminToken(app, secrets.adminToken);
 
   app.post('/orgs', { schema: { ...hidden, body: Body({ name: Name }) } }, async (request, reply) => {
     reply.code(201);

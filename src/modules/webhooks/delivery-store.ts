@@ -131,15 +131,10 @@ const CLAIM_DUE = `
     UPDATE webhook_deliveries d SET lease_id = $2, lease_until = now() + $3::float8 * interval '1 millisecond'
     FROM due WHERE d.id = due.id
     RETURNING d.*
-  ), watchdog AS (
-    SELECT graphile_worker.add_job('${DISPATCH_TASK}', run_at => now() + $5::float8 * interval '1 millisecond',
-      job_key => $4::text, priority => ${DISPATCH_PRIORITY})
-    WHERE $4::text IS NOT NULL AND EXISTS (SELECT 1 FROM claimed)
   )
   SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
     e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
-    c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at,
-    (SELECT count(*) FROM watchdog) AS watchdogs
+    c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
   FROM claimed c
   JOIN webhook_subscriptions s ON s.id = c.subscription_id
   JOIN events e ON e.id = c.event_id
@@ -147,22 +142,15 @@ const CLAIM_DUE = `
   ORDER BY c.next_attempt_at`;
 
 /**
- * Leases up to `limit` due deliveries of active subscriptions, oldest due first. With `watchdog`, a
- * job is (re)scheduled for after the leases end, so a worker that dies holding leases is followed by
- * a dispatcher that takes them over.
+ * Leases up to `limit` due deliveries of active subscriptions, oldest due first. A lease a dead
+ * worker left behind runs out, and the next claim after that takes the delivery over.
  */
 export function claimDue(
   pool: pg.Pool,
-  lease: { id: string; ms: number; watchdog: { key: string; afterMs: number } | null },
+  lease: { id: string; ms: number },
   limit: number,
 ): Promise<ClaimedDelivery[]> {
-  return prepared<ClaimedDelivery>(pool, 'webhooks_claim_due', CLAIM_DUE, [
-    limit,
-    lease.id,
-    lease.ms,
-    lease.watchdog?.key ?? null,
-    lease.watchdog?.afterMs ?? 0,
-  ]);
+  return prepared<ClaimedDelivery>(pool, 'webhooks_claim_due', CLAIM_DUE, [limit, lease.id, lease.ms]);
 }
 
 /** What one attempt did, as the log shows it. */

@@ -28,8 +28,6 @@ const LEASE_MARGIN_MS = 5000;
 const RUN_BUDGET_MS = 10_000;
 /** Wake-ups arriving this close together share one claim query. */
 const CLAIM_COALESCE_MS = 3;
-/** The watchdog job is moved at most this often; its run time covers leases taken meanwhile. */
-const WATCHDOG_REFRESH_MS = 1000;
 
 export interface DispatcherDeps {
   db: Db;
@@ -57,8 +55,6 @@ export class WebhookDispatcher {
   private loop: symbol | null = null;
   private wanted = false;
   private signal: (() => void) | null = null;
-  private readonly watchdogKey = `webhook_watchdog:${newId()}`;
-  private watchdogAt = 0;
   private readonly leaseMs: number;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -139,23 +135,8 @@ export class WebhookDispatcher {
     }
   }
 
-  private async claim(leaseId: string, limit: number): Promise<ClaimedDelivery[]> {
-    const now = Date.now();
-    const refreshWatchdog = now - this.watchdogAt >= WATCHDOG_REFRESH_MS;
-    const claimed = await claimDue(
-      this.deps.pool,
-      {
-        id: leaseId,
-        ms: this.leaseMs,
-        // The watchdog fires after every lease taken until the next refresh has ended.
-        watchdog: refreshWatchdog
-          ? { key: this.watchdogKey, afterMs: this.leaseMs + WATCHDOG_REFRESH_MS + 1000 }
-          : null,
-      },
-      limit,
-    );
-    if (claimed.length && refreshWatchdog) this.watchdogAt = now;
-    return claimed;
+  private claim(leaseId: string, limit: number): Promise<ClaimedDelivery[]> {
+    return claimDue(this.deps.pool, { id: leaseId, ms: this.leaseMs }, limit);
   }
 
   /** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */

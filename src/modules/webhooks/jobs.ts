@@ -1,6 +1,6 @@
 import type { Platform } from '../../platform/context.ts';
 import type { EventConsumer } from '../../platform/events/fan-out.ts';
-import type { JobHandler } from '../../platform/jobs/runner.ts';
+import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import { OutboundClient } from '../../platform/outbound/client.ts';
 import { DISPATCH_TASK, deleteOldDeliveries } from './delivery-store.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
@@ -8,11 +8,15 @@ import { webhookConsumer } from './fan-out.ts';
 
 export const USER_AGENT = 'AgencyPlatform-Webhooks/1.0';
 
-/** The webhooks' background work for one worker process: the event consumer, its tasks and cron lines. */
+/** Every worker process looks for due deliveries this often, whatever woke it or not. */
+const SWEEP_MS = 1000;
+
+/** The webhooks' background work for one worker process: the event consumer, its tasks, cron lines and loop. */
 export function webhookJobs(platform: Platform): {
   consumer: EventConsumer;
   tasks: Record<string, JobHandler>;
   crontab: string[];
+  loops: Loop[];
 } {
   const { config, db } = platform;
   const client = new OutboundClient({
@@ -36,7 +40,17 @@ export function webhookJobs(platform: Platform): {
         await deleteOldDeliveries(db, config.webhookLogRetentionDays);
       },
     },
-    // The minute sweep is a backstop: retries and leases left by dead workers have jobs of their own.
-    crontab: [`* * * * * ${DISPATCH_TASK}`, '41 4 * * * webhook_log_cleanup'],
+    crontab: ['41 4 * * * webhook_log_cleanup'],
+    // The sweep takes over deliveries whose lease a dead worker left behind, and anything a lost wake-up missed.
+    loops: [
+      {
+        name: 'webhook_sweep',
+        intervalMs: SWEEP_MS,
+        run: async () => {
+          await dispatcher.run();
+          return false;
+        },
+      },
+    ],
   };
 }

@@ -70,11 +70,12 @@ export class ApiKeyStore {
   constructor(private readonly db: Db) {}
 
   async findByCleartext(cleartext: string): Promise<ApiKeyRow | null> {
-    const hash = hashKey(cleartext);
-    const cacheKey = hash.toString('base64');
+    // Keyed by the presented key itself: it is in this process's memory for the request anyway.
+    const cacheKey = cleartext;
     const cached = this.cache.get(cacheKey);
     const now = Date.now();
     if (cached && now - cached.loadedAt < CACHE_TTL_MS) return cached.row;
+    const hash = hashKey(cleartext);
     const row = await this.db
       .selectFrom('api_keys')
       .selectAll()

@@ -75,6 +75,7 @@ export interface EventsTable {
   type: string;
   data: Json<Record<string, unknown>>;
   metadata: Json<Record<string, unknown>>;
+  dispatched_at: Date | null;
   created_at: Generated<Date>;
 }
 

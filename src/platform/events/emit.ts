@@ -16,11 +16,9 @@ export interface EventEnvelope {
   metadata: Record<string, unknown>;
 }
 
-export const FAN_OUT_TASK = 'events_fan_out';
-
 /**
- * Records an event and queues its fan-out in the caller's transaction (transactional outbox):
- * the event exists if and only if the change that caused it committed.
+ * Records an event in the caller's transaction (transactional outbox): the event exists if and only
+ * if the change that caused it committed. The worker's outbox dispatcher picks it up and fans it out.
  */
 export async function emit(
   trx: Executor,
@@ -34,14 +32,9 @@ export async function emit(
   const dataJson = JSON.stringify(data);
   const metadataJson = JSON.stringify(metadata);
   const { rows } = await sql<{ created_at: Date }>`
-    WITH event AS (
-      INSERT INTO events (id, org_id, client_id, type, data, metadata)
-      VALUES (${id}, ${scope.orgId}, ${scope.clientId}, ${type}, ${dataJson}::jsonb, ${metadataJson}::jsonb)
-      RETURNING created_at
-    ), job AS (
-      SELECT graphile_worker.add_job(${FAN_OUT_TASK}, json_build_object('event_id', ${id}::text)) AS job
-    )
-    SELECT event.created_at FROM event, job`.execute(trx);
+    INSERT INTO events (id, org_id, client_id, type, data, metadata)
+    VALUES (${id}, ${scope.orgId}, ${scope.clientId}, ${type}, ${dataJson}::jsonb, ${metadataJson}::jsonb)
+    RETURNING created_at`.execute(trx);
   return {
     id,
     type,

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'identity_conflict'
   | 'phone_in_use'
   | 'email_in_use'
+  | 'address_in_use'
   | 'slug_conflict'
   | 'ambiguous_slug'
   | 'invalid_transition'

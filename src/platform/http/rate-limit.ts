@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { errors } from './errors.ts';
+import { slidingWindowStore } from './sliding-window.ts';
 
 const MINUTE_MS = 60_000;
 
@@ -15,6 +16,8 @@ interface LimitOptions {
   /** Requests allowed per window for that bucket. */
   maxOf: (request: FastifyRequest) => number;
   windowMs?: number;
+  /** Count a sliding window (see sliding-window.ts) instead of the plugin's fixed windows. */
+  sliding?: boolean;
 }
 
 /**
@@ -30,7 +33,9 @@ export async function installRateLimit(scope: FastifyInstance, options: LimitOpt
     keyGenerator: (request) => options.keyOf(request),
     nameSpace: options.nameSpace,
     redis: options.redis ?? undefined,
-    skipOnError: false,
+    store: options.sliding ? slidingWindowStore(options.redis, options.nameSpace) : undefined,
+    // A Redis outage must not take the API down with it: the limit fails open and the error is logged.
+    skipOnError: true,
     errorResponseBuilder: (_request, context) =>
       errors.rateLimited(context.max, Math.max(1, Math.ceil(context.ttl / 1000))),
   });

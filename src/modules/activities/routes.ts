@@ -1,0 +1,95 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { runIdempotent } from '../../platform/http/idempotency.ts';
+import { pageSchema } from '../../platform/http/pagination.ts';
+import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
+import { ActivitySchema, CreateActivityBody, TimelineQuery, UpdateActivityBody } from './schemas.ts';
+import { createActivity, deleteActivity, getActivity, listTimelinePage, updateActivity } from './service.ts';
+
+const tags = ['crm'];
+const ActivityEnvelope = Type.Object({ activity: ActivitySchema });
+
+export const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, config } = app.platform;
+
+  app.get(
+    '/crm/activities',
+    {
+      schema: {
+        operationId: 'crm.activities.list',
+        tags,
+        summary: 'The activity timeline, newest performed_at first',
+        querystring: TimelineQuery,
+        response: { 200: pageSchema(ActivitySchema), ...errorResponses() },
+      },
+    },
+    async (request) => listTimelinePage(db, request.tenant, { limit: 50, ...request.query }),
+  );
+
+  app.post(
+    '/crm/activities',
+    {
+      schema: {
+        operationId: 'crm.activities.create',
+        tags,
+        summary: 'Log a call, note, email, meeting, SMS or task activity',
+        headers: IdempotencyHeaders,
+        body: CreateActivityBody,
+        response: { 201: ActivityEnvelope, ...errorResponses(409, 422) },
+      },
+    },
+    async (request, reply) =>
+      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
+        status: 201,
+        body: { activity: await createActivity(trx, request.tenant, request.body) },
+      })),
+  );
+
+  app.get(
+    '/crm/activities/:id',
+    {
+      schema: {
+        operationId: 'crm.activities.get',
+        tags,
+        summary: 'Retrieve one activity',
+        params: IdParams,
+        response: { 200: ActivityEnvelope, ...errorResponses(404) },
+      },
+    },
+    async (request) => ({ activity: await getActivity(db, request.tenant, request.params.id) }),
+  );
+
+  app.patch(
+    '/crm/activities/:id',
+    {
+      schema: {
+        operationId: 'crm.activities.update',
+        tags,
+        summary: 'Update an activity',
+        params: IdParams,
+        body: UpdateActivityBody,
+        response: { 200: ActivityEnvelope, ...errorResponses(404) },
+      },
+    },
+    async (request) => ({
+      activity: await updateActivity(db, request.tenant, request.params.id, request.body),
+    }),
+  );
+
+  app.delete(
+    '/crm/activities/:id',
+    {
+      schema: {
+        operationId: 'crm.activities.delete',
+        tags,
+        summary: 'Delete an activity for good',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      await deleteActivity(db, request.tenant, request.params.id);
+      reply.code(204).send(null);
+    },
+  );
+};

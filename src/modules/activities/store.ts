@@ -1,0 +1,119 @@
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Executor } from '../../platform/db/pool.ts';
+import type { Timestamp } from '../../platform/db/schema.ts';
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    activities: ActivitiesTable;
+  }
+}
+
+export const ACTIVITY_TYPES = ['call', 'note', 'email', 'meeting', 'sms', 'task'] as const;
+export type ActivityType = (typeof ACTIVITY_TYPES)[number];
+export type Direction = 'inbound' | 'outbound' | 'internal';
+export type Visibility = 'internal' | 'public';
+
+export interface ActivitiesTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  activity_type: ActivityType;
+  direction: Direction | null;
+  contact_id: string | null;
+  company_id: string | null;
+  deal_id: string | null;
+  subject: string | null;
+  body: string | null;
+  outcome: string | null;
+  duration_seconds: number | null;
+  pinned: boolean;
+  visibility: Visibility;
+  performed_at: Timestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export type ActivityRow = Selectable<ActivitiesTable>;
+export type ActivityChanges = Omit<Updateable<ActivitiesTable>, 'id' | 'org_id' | 'client_id' | 'created_at'>;
+
+interface TenantScope {
+  orgId: string;
+  clientId: string;
+}
+
+export interface TimelineFilter {
+  contact_id?: string;
+  company_id?: string;
+  deal_id?: string;
+  activity_type?: ActivityType;
+}
+
+function activitiesOf(db: Executor, tenant: TenantScope) {
+  return db
+    .selectFrom('activities')
+    .selectAll()
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId);
+}
+
+export function insertActivity(
+  trx: Executor,
+  tenant: TenantScope,
+  activity: Omit<Insertable<ActivitiesTable>, 'org_id' | 'client_id'>,
+) {
+  return trx
+    .insertInto('activities')
+    .values({ ...activity, org_id: tenant.orgId, client_id: tenant.clientId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findActivity(db: Executor, tenant: TenantScope, id: string) {
+  return activitiesOf(db, tenant).where('id', '=', id).executeTakeFirst();
+}
+
+export function updateActivity(trx: Executor, tenant: TenantScope, id: string, changes: ActivityChanges) {
+  return trx
+    .updateTable('activities')
+    .set(changes)
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function deleteActivity(trx: Executor, tenant: TenantScope, id: string) {
+  return trx
+    .deleteFrom('activities')
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
+}
+
+/** The timeline: newest `performed_at` first, keyset on (performed_at, id); `limit + 1` rows. */
+export function listTimeline(
+  db: Executor,
+  tenant: TenantScope,
+  filter: TimelineFilter,
+  page: { before?: { performedAt: Date; id: string }; limit: number },
+) {
+  let query = activitiesOf(db, tenant);
+  if (filter.contact_id) query = query.where('contact_id', '=', filter.contact_id);
+  if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
+  if (filter.deal_id) query = query.where('deal_id', '=', filter.deal_id);
+  if (filter.activity_type) query = query.where('activity_type', '=', filter.activity_type);
+  const before = page.before;
+  if (before) {
+    query = query.where(({ eb, refTuple, tuple }) =>
+      eb(refTuple('performed_at', 'id'), '<', tuple(before.performedAt, before.id)),
+    );
+  }
+  return query
+    .orderBy('performed_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}

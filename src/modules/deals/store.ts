@@ -1,0 +1,144 @@
+import {
+  type ColumnType,
+  type Generated,
+  type Insertable,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { Executor } from '../../platform/db/pool.ts';
+import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    deals: DealsTable;
+  }
+}
+
+export type DealStatus = 'open' | 'won' | 'lost';
+
+export interface DealsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  name: string;
+  amount: number | null;
+  currency: string;
+  pipeline_id: string;
+  stage_id: string;
+  status: DealStatus;
+  owner_user_id: string | null;
+  primary_contact_id: string | null;
+  company_id: string | null;
+  /** A `date`: the driver reads it as local midnight. */
+  expected_close_date: ColumnType<Date | null, string | null | undefined, string | null>;
+  tags: string[];
+  custom_fields: Json<Record<string, unknown>>;
+  archived_at: NullableTimestamp;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export type DealRow = Selectable<DealsTable>;
+export type DealChanges = Omit<Updateable<DealsTable>, 'id' | 'org_id' | 'client_id' | 'created_at'>;
+
+interface TenantScope {
+  orgId: string;
+  clientId: string;
+}
+
+export interface DealFilter {
+  pipeline_id?: string;
+  stage_id?: string;
+  status?: DealStatus;
+  company_id?: string;
+  contact_id?: string;
+  owner_user_id?: string;
+  include_archived?: boolean;
+}
+
+function dealsOf(db: Executor, tenant: TenantScope) {
+  return db
+    .selectFrom('deals')
+    .selectAll()
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId);
+}
+
+export function insertDeal(
+  trx: Executor,
+  tenant: TenantScope,
+  deal: Omit<Insertable<DealsTable>, 'org_id' | 'client_id' | 'custom_fields' | 'updated_at'> & {
+    custom_fields: Record<string, unknown>;
+    created_at: Date;
+  },
+) {
+  return trx
+    .insertInto('deals')
+    .values({
+      ...deal,
+      org_id: tenant.orgId,
+      client_id: tenant.clientId,
+      custom_fields: JSON.stringify(deal.custom_fields),
+      updated_at: deal.created_at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findDeal(db: Executor, tenant: TenantScope, id: string) {
+  return dealsOf(db, tenant).where('id', '=', id).executeTakeFirst();
+}
+
+/** Reads and locks the deal for the rest of the transaction, so concurrent updates apply one after another. */
+export function findDealForUpdate(trx: Executor, tenant: TenantScope, id: string) {
+  return dealsOf(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export function updateDeal(trx: Executor, tenant: TenantScope, id: string, changes: DealChanges) {
+  return trx
+    .updateTable('deals')
+    .set(changes)
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deals newest first (id descending), `limit + 1` rows for pagination. */
+export function listDeals(
+  db: Executor,
+  tenant: TenantScope,
+  filter: DealFilter,
+  page: { before?: string; limit: number },
+) {
+  let query = dealsOf(db, tenant);
+  if (!filter.include_archived) query = query.where('archived_at', 'is', null);
+  if (filter.pipeline_id) query = query.where('pipeline_id', '=', filter.pipeline_id);
+  if (filter.stage_id) query = query.where('stage_id', '=', filter.stage_id);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
+  if (filter.contact_id) query = query.where('primary_contact_id', '=', filter.contact_id);
+  if (filter.owner_user_id) query = query.where('owner_user_id', '=', filter.owner_user_id);
+  if (page.before) query = query.where('id', '<', page.before);
+  return query
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+/** Sets archived_at unless already set; the id of the deal, or undefined when it is not the tenant's. */
+export function archiveDeal(trx: Executor, tenant: TenantScope, id: string, now: Date) {
+  return trx
+    .updateTable('deals')
+    .set({
+      archived_at: sql`coalesce(archived_at, ${now})`,
+      updated_at: sql`CASE WHEN archived_at IS NULL THEN ${now} ELSE updated_at END`,
+    })
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
+}

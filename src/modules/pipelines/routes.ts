@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { pageQuerySchema, pageSchema } from '../../platform/http/pagination.ts';
+import { errorResponses, IdParams, Query } from '../../platform/http/schemas.ts';
+import { CreatePipelineBody, PipelineSchema } from './schemas.ts';
+import { createPipeline, getPipeline, listPipelinesPage } from './service.ts';
+
+const tags = ['crm'];
+
+export const pipelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db } = app.platform;
+
+  app.get(
+    '/crm/pipelines',
+    {
+      schema: {
+        operationId: 'crm.pipelines.list',
+        tags,
+        summary: 'List pipelines with their stages in order',
+        querystring: Query(pageQuerySchema),
+        response: { 200: pageSchema(PipelineSchema), ...errorResponses() },
+      },
+    },
+    async (request) => listPipelinesPage(db, request.tenant, { limit: 50, ...request.query }),
+  );
+
+  app.post(
+    '/crm/pipelines',
+    {
+      schema: {
+        operationId: 'crm.pipelines.create',
+        tags,
+        summary: 'Create a pipeline with its stages',
+        body: CreatePipelineBody,
+        response: { 201: Type.Object({ pipeline: PipelineSchema }), ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const pipeline = await createPipeline(db, request.tenant, request.body);
+      reply.code(201);
+      return { pipeline };
+    },
+  );
+
+  app.get(
+    '/crm/pipelines/:id',
+    {
+      schema: {
+        operationId: 'crm.pipelines.get',
+        tags,
+        summary: 'Retrieve one pipeline with its stages',
+        params: IdParams,
+        response: { 200: Type.Object({ pipeline: PipelineSchema }), ...errorResponses(404) },
+      },
+    },
+    async (request) => ({ pipeline: await getPipeline(db, request.tenant, request.params.id) }),
+  );
+};
