@@ -2,7 +2,7 @@ import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/remin
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
-import { dispatchEvents, type EventConsumer, FAN_OUT_TASK, fanOutTask } from './platform/events/fan-out.ts';
+import { dispatchEvents, type EventConsumer } from './platform/events/fan-out.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
@@ -14,7 +14,6 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   return {
     tasks: {
-      [FAN_OUT_TASK]: fanOutTask(db, eventConsumers),
       idempotency_cleanup: async () => {
         await deleteExpiredIdempotencyKeys(db, config.idempotencyTtlHours);
       },
@@ -31,7 +30,11 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.crontab,
     ],
     loops: [
-      { name: 'events_outbox', intervalMs: config.outboxPollMs, run: () => dispatchEvents(db) },
+      {
+        name: 'events_outbox',
+        intervalMs: config.outboxPollMs,
+        run: () => dispatchEvents(db, eventConsumers),
+      },
       ...webhooks.loops,
     ],
     startup: [...walletIndex.startup],

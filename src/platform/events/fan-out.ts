@@ -1,40 +1,55 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/pool.ts';
 import type { EventScope } from './emit.ts';
 import { type EventEnvelope, toEnvelope } from './emit.ts';
 
-export const FAN_OUT_TASK = 'events_fan_out';
-const DISPATCH_BATCH = 500;
+const BATCH = 200;
+/** Events of one batch handed to the consumers at once. */
+const PARALLEL = 16;
 
-/** Something that reacts to every committed event (webhook delivery is one). Must be safe to run twice. */
+/**
+ * Something that reacts to every committed event (webhook delivery is one). It must be quick (record
+ * what is to be done, do slow work elsewhere) and safe to run twice for one event.
+ */
 export type EventConsumer = (db: Db, event: EventEnvelope, scope: EventScope) => Promise<void>;
 
 /**
- * The outbox dispatcher: claims committed events not yet dispatched and queues one fan-out job per
- * event, in one transaction, so an event is queued exactly once whichever worker claims it. Returns
- * true when it found a full batch (there may be more right away).
+ * The outbox relay, run by every worker process: claims a batch of committed, undispatched events
+ * (FOR UPDATE SKIP LOCKED, so workers never share an event), hands each to every consumer, and marks
+ * them dispatched in the claiming transaction. A worker that dies mid-batch rolls the claim back and
+ * another worker runs the batch again; consumers are idempotent, so nothing is lost or doubled.
+ * Returns true when the batch was full (there may be more right away).
  */
-export async function dispatchEvents(db: Db): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`
-    WITH batch AS (
-      SELECT id FROM events WHERE dispatched_at IS NULL ORDER BY id LIMIT ${DISPATCH_BATCH} FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE events SET dispatched_at = now() FROM batch WHERE events.id = batch.id RETURNING events.id
-    ), queued AS (
-      SELECT graphile_worker.add_job(${FAN_OUT_TASK}, json_build_object('event_id', claimed.id)) FROM claimed
-    )
-    SELECT count(*)::int AS n FROM queued`.execute(db);
-  return rows[0].n === DISPATCH_BATCH;
-}
+export async function dispatchEvents(db: Db, consumers: EventConsumer[]): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('events')
+      .selectAll()
+      .where('dispatched_at', 'is', null)
+      .orderBy('id')
+      .limit(BATCH)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (rows.length === 0) return false;
 
-/** The fan-out task: loads the event named by the untrusted payload and hands it to every consumer. */
-export function fanOutTask(db: Db, consumers: EventConsumer[]) {
-  return async (payload: unknown): Promise<void> => {
-    const eventId = (payload as { event_id?: unknown } | null)?.event_id;
-    if (typeof eventId !== 'string') return;
-    const row = await db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirst();
-    if (!row) return;
-    const event = toEnvelope(row);
-    for (const consume of consumers) await consume(db, event, { orgId: row.org_id, clientId: row.client_id });
-  };
+    for (let start = 0; start < rows.length; start += PARALLEL) {
+      await Promise.all(
+        rows.slice(start, start + PARALLEL).map(async (row) => {
+          const event = toEnvelope(row);
+          for (const consume of consumers)
+            await consume(db, event, { orgId: row.org_id, clientId: row.client_id });
+        }),
+      );
+    }
+    await trx
+      .updateTable('events')
+      .set({ dispatched_at: new Date() })
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .execute();
+    return rows.length === BATCH;
+  });
 }
