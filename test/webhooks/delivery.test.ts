@@ -323,8 +323,11 @@ describe('webhook delivery to real receivers', () => {
     await sleep(1500);
     assert.ok(rx.requests.length <= atDisable + 1, 'pending retries stopped');
     const log = await deliveryLog(t, org.agency, id);
+    // Retries waiting when the breaker opened are logged as skipped; attempts already in flight then
+    // finish and say no further attempt follows. Which of the two a loaded machine shows is timing.
     const skipped = log.filter((r) => r.status === 'skipped');
-    assert.ok(skipped.length >= 1, 'the retries cut short are in the log as skipped');
+    const stoppedInFlight = log.filter((r) => String(r.error ?? '').includes('No further attempt'));
+    assert.ok(skipped.length + stoppedInFlight.length >= 1, 'the retries cut short are in the log');
     assert.ok(skipped.every((r) => r.error_class === 'subscription_disabled'));
 
     const whileDisabled = await emitEvent(t, scopeOf(org), 'deal.created', { late: true });
