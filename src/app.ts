@@ -11,6 +11,8 @@ import Fastify, {
 import { mcpRoutes } from './mcp/routes.ts';
 import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { companyRoutes } from './modules/companies/routes.ts';
+import { contactRoutes } from './modules/contacts/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
@@ -40,6 +42,8 @@ const tenantModules = [
   activityRoutes,
   taskRoutes,
   webhookRoutes,
+  contactRoutes,
+  companyRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

@@ -1,0 +1,385 @@
+import type { Generated, Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Executor } from '../../platform/db/pool.ts';
+import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
+import type { TenantScope } from '../companies/store.ts';
+
+export type { TenantScope } from '../companies/store.ts';
+
+export interface ContactsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  full_name: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  title: string | null;
+  lifecycle_stage: string | null;
+  company_id: string | null;
+  owner_user_id: string | null;
+  tags: string[];
+  source: string | null;
+  archived_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ContactPhonesTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  contact_id: string;
+  phone_e164: string;
+  phone_type: string;
+  is_primary: boolean;
+  status: string;
+  consent_status: string;
+  consent_source: string | null;
+  consented_at: NullableTimestamp;
+  dnc_scope: string | null;
+  source: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ContactEmailsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  contact_id: string;
+  email: string;
+  is_primary: boolean;
+  status: string;
+  source: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    contacts: ContactsTable;
+    contact_phones: ContactPhonesTable;
+    contact_emails: ContactEmailsTable;
+  }
+}
+
+export type ContactRow = Selectable<ContactsTable>;
+
+/** The contact's own fields a caller may set. */
+export type ContactFields = Partial<
+  Pick<
+    ContactRow,
+    | 'full_name'
+    | 'first_name'
+    | 'last_name'
+    | 'title'
+    | 'lifecycle_stage'
+    | 'company_id'
+    | 'owner_user_id'
+    | 'tags'
+    | 'source'
+    | 'archived_at'
+  >
+>;
+
+/** A contact as the API returns it: its own fields, its primary email and phone, and its company link. */
+export interface ContactRecord {
+  id: string;
+  client_id: string;
+  full_name: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  title: string | null;
+  lifecycle_stage: string | null;
+  company_id: string | null;
+  company: { id: string; name: string; domain: string | null } | null;
+  owner_user_id: string | null;
+  tags: string[];
+  source: string | null;
+  email: string | null;
+  phone: string | null;
+  archived_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The expression the trigram index `contacts_names_trgm` is built on: `q` must use it verbatim. */
+export const NAMES_EXPRESSION = sql<string>`(coalesce(c.full_name, '') || ' ' || coalesce(c.first_name, '') || ' ' || coalesce(c.last_name, ''))`;
+
+/** Contacts of the tenant with their company and primary email and phone, in one query. */
+export function contactRecords(db: Executor, tenant: TenantScope) {
+  return db
+    .selectFrom('contacts as c')
+    .leftJoin('companies as co', (join) =>
+      join
+        .onRef('co.id', '=', 'c.company_id')
+        .onRef('co.org_id', '=', 'c.org_id')
+        .onRef('co.client_id', '=', 'c.client_id'),
+    )
+    .leftJoin('contact_emails as e', (join) =>
+      join.onRef('e.contact_id', '=', 'c.id').on('e.is_primary', '=', sql.lit(true)),
+    )
+    .leftJoin('contact_phones as p', (join) =>
+      join.onRef('p.contact_id', '=', 'c.id').on('p.is_primary', '=', sql.lit(true)),
+    )
+    .select([
+      'c.id',
+      'c.client_id',
+      'c.full_name',
+      'c.first_name',
+      'c.last_name',
+      'c.title',
+      'c.lifecycle_stage',
+      'c.company_id',
+      'co.name as company_name',
+      'co.domain as company_domain',
+      'c.owner_user_id',
+      'c.tags',
+      'c.source',
+      'e.email',
+      'p.phone_e164 as phone',
+      'c.archived_at',
+      'c.created_at',
+      'c.updated_at',
+    ])
+    .where('c.org_id', '=', tenant.orgId)
+    .where('c.client_id', '=', tenant.clientId);
+}
+
+type RecordRow = Omit<ContactRecord, 'company'> & {
+  company_name: string | null;
+  company_domain: string | null;
+};
+
+export function toContactRecord(row: RecordRow): ContactRecord {
+  const { company_name, company_domain, ...contact } = row;
+  return {
+    ...contact,
+    company:
+      contact.company_id && company_name !== null
+        ? { id: contact.company_id, name: company_name, domain: company_domain }
+        : null,
+  };
+}
+
+/**
+ * The hot read, `GET /crm/contacts/{id}`: one named (prepared) statement on the pool, so PostgreSQL
+ * parses and plans it once per connection.
+ */
+export async function findContactRecordPrepared(
+  pool: pg.Pool,
+  db: Executor,
+  tenant: TenantScope,
+  id: string,
+): Promise<ContactRecord | undefined> {
+  const compiled = contactRecords(db, tenant).where('c.id', '=', id).compile();
+  const { rows } = await pool.query<RecordRow>({
+    name: 'crm_contacts_get',
+    text: compiled.sql,
+    values: compiled.parameters as unknown[],
+  });
+  return rows[0] ? toContactRecord(rows[0]) : undefined;
+}
+
+export async function findContactRecord(
+  db: Executor,
+  tenant: TenantScope,
+  id: string,
+): Promise<ContactRecord | undefined> {
+  const row = await contactRecords(db, tenant).where('c.id', '=', id).executeTakeFirst();
+  return row ? toContactRecord(row) : undefined;
+}
+
+/** The contact's record, its row locked for the rest of the transaction. */
+export async function lockContactRecord(
+  trx: Executor,
+  tenant: TenantScope,
+  id: string,
+): Promise<ContactRecord | undefined> {
+  const row = await contactRecords(trx, tenant).where('c.id', '=', id).forUpdate('c').executeTakeFirst();
+  return row ? toContactRecord(row) : undefined;
+}
+
+export async function contactExists(db: Executor, tenant: TenantScope, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function findContactRecords(db: Executor, tenant: TenantScope, ids: string[]) {
+  if (ids.length === 0) return [];
+  const rows = await contactRecords(db, tenant).where('c.id', 'in', ids).execute();
+  return rows.map(toContactRecord);
+}
+
+export interface ContactListFilter {
+  namePattern?: string;
+  lifecycle?: string;
+  owner?: string;
+  companyId?: string;
+  email?: string;
+  phone?: string;
+  includeArchived: boolean;
+  before?: string;
+  limit: number;
+}
+
+export async function listContactRecords(db: Executor, tenant: TenantScope, filter: ContactListFilter) {
+  let query = contactRecords(db, tenant);
+  if (filter.namePattern !== undefined) query = query.where(NAMES_EXPRESSION, 'ilike', filter.namePattern);
+  if (filter.lifecycle !== undefined) query = query.where('c.lifecycle_stage', '=', filter.lifecycle);
+  if (filter.owner !== undefined) query = query.where('c.owner_user_id', '=', filter.owner);
+  if (filter.companyId !== undefined) query = query.where('c.company_id', '=', filter.companyId);
+  if (filter.email !== undefined) {
+    const email = filter.email;
+    query = query.where('c.id', 'in', (eb) =>
+      eb
+        .selectFrom('contact_emails')
+        .select('contact_id')
+        .where('org_id', '=', tenant.orgId)
+        .where('client_id', '=', tenant.clientId)
+        .where('email', '=', email),
+    );
+  }
+  if (filter.phone !== undefined) {
+    const phone = filter.phone;
+    query = query.where('c.id', 'in', (eb) =>
+      eb
+        .selectFrom('contact_phones')
+        .select('contact_id')
+        .where('org_id', '=', tenant.orgId)
+        .where('client_id', '=', tenant.clientId)
+        .where('phone_e164', '=', phone),
+    );
+  }
+  if (!filter.includeArchived) query = query.where('c.archived_at', 'is', null);
+  if (filter.before !== undefined) query = query.where('c.id', '<', filter.before);
+  const rows = await query
+    .orderBy('c.id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+  return rows.map(toContactRecord);
+}
+
+export interface NewContact {
+  id: string;
+  emailId: string;
+  phoneId: string;
+  email: string | null;
+  phone: string | null;
+  fields: Required<Omit<ContactFields, 'archived_at'>>;
+  at: Date;
+}
+
+export interface InsertOutcome {
+  email_contact_id: string | null;
+  phone_contact_id: string | null;
+  contact_inserted: boolean;
+  email_inserted: boolean;
+  phone_inserted: boolean;
+  company: { id: string; name: string; domain: string | null } | null;
+}
+
+/**
+ * One statement for the upsert's common cases: looks the identities up and, when neither is known,
+ * inserts the contact with its email and phone. The identity inserts use the unique indexes as the
+ * lock: a concurrent insert of the same identity makes them wait, then insert nothing (the caller
+ * then undoes its contact and merges into the winner).
+ */
+export async function insertContactUnlessKnown(
+  trx: Executor,
+  tenant: TenantScope,
+  contact: NewContact,
+): Promise<InsertOutcome> {
+  const f = contact.fields;
+  const { rows } = await sql<InsertOutcome>`
+    WITH found AS (
+      SELECT 'email' AS matched_by, contact_id FROM contact_emails
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND email = ${contact.email}
+      UNION ALL
+      SELECT 'phone', contact_id FROM contact_phones
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND phone_e164 = ${contact.phone}
+    ), contact AS (
+      INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
+        company_id, owner_user_id, tags, source, created_at, updated_at)
+      SELECT ${contact.id}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${f.full_name}::text,
+        ${f.first_name}::text, ${f.last_name}::text, ${f.title}::text, ${f.lifecycle_stage}::text,
+        ${f.company_id}::uuid, ${f.owner_user_id}::uuid, ${f.tags}::text[], ${f.source}::text,
+        ${contact.at}::timestamptz, ${contact.at}::timestamptz
+      WHERE NOT EXISTS (SELECT 1 FROM found)
+      RETURNING id
+    ), email AS (
+      INSERT INTO contact_emails (id, org_id, client_id, contact_id, email, is_primary, source, created_at, updated_at)
+      SELECT ${contact.emailId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, contact.id,
+        ${contact.email}::text, true, ${f.source}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
+      FROM contact WHERE ${contact.email}::text IS NOT NULL
+      ON CONFLICT (org_id, client_id, email) DO NOTHING
+      RETURNING id
+    ), phone AS (
+      INSERT INTO contact_phones (id, org_id, client_id, contact_id, phone_e164, is_primary, source, created_at, updated_at)
+      SELECT ${contact.phoneId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, contact.id,
+        ${contact.phone}::text, true, ${f.source}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
+      FROM contact WHERE ${contact.phone}::text IS NOT NULL
+      ON CONFLICT (org_id, client_id, phone_e164) DO NOTHING
+      RETURNING id
+    )
+    SELECT
+      (SELECT contact_id FROM found WHERE matched_by = 'email') AS email_contact_id,
+      (SELECT contact_id FROM found WHERE matched_by = 'phone') AS phone_contact_id,
+      EXISTS (SELECT 1 FROM contact) AS contact_inserted,
+      EXISTS (SELECT 1 FROM email) AS email_inserted,
+      EXISTS (SELECT 1 FROM phone) AS phone_inserted,
+      (SELECT json_build_object('id', id, 'name', name, 'domain', domain) FROM companies
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND id = ${f.company_id}) AS company`.execute(
+    trx,
+  );
+  return rows[0];
+}
+
+/** The contacts that hold these identities now (a new statement: it sees what committed meanwhile). */
+export async function findIdentityOwners(
+  trx: Executor,
+  tenant: TenantScope,
+  identity: { email: string | null; phone: string | null },
+): Promise<{ email: string | null; phone: string | null }> {
+  const { rows } = await sql<{ email_contact_id: string | null; phone_contact_id: string | null }>`
+    SELECT
+      (SELECT contact_id FROM contact_emails
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND email = ${identity.email}) AS email_contact_id,
+      (SELECT contact_id FROM contact_phones
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND phone_e164 = ${identity.phone}) AS phone_contact_id`.execute(
+    trx,
+  );
+  return { email: rows[0].email_contact_id, phone: rows[0].phone_contact_id };
+}
+
+export function deleteContact(trx: Executor, tenant: TenantScope, id: string) {
+  return trx
+    .deleteFrom('contacts')
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export function updateContact(
+  trx: Executor,
+  tenant: TenantScope,
+  id: string,
+  changes: ContactFields,
+  at: Date,
+) {
+  return trx
+    .updateTable('contacts')
+    .set({ ...changes, updated_at: at })
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .execute();
+}
