@@ -17,6 +17,7 @@ import { dealRoutes } from './modules/deals/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
@@ -44,6 +45,7 @@ const tenantModules = [
   webhookRoutes,
   contactRoutes,
   companyRoutes,
+  listRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

@@ -8,6 +8,7 @@ import { errors } from '../../platform/http/errors.ts';
 import {
   type CompanyFields,
   type CompanyRecord,
+  findCompanies,
   findCompany,
   findCompanyByName,
   insertCompany,
@@ -123,6 +124,11 @@ export async function getCompany(db: Executor, tenant: TenantScope, id: string):
   const company = await findCompany(db, tenant, id);
   if (!company) throw errors.notFound('Company', id);
   return company;
+}
+
+/** Companies by id; ids not of this tenant are left out. */
+export function getCompanies(db: Executor, tenant: TenantScope, ids: string[]): Promise<CompanyRecord[]> {
+  return findCompanies(db, tenant, ids);
 }
 
 export interface CompanyPatch {

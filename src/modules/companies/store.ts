@@ -65,6 +65,11 @@ export function findCompany(db: Executor, tenant: TenantScope, id: string) {
   return companies(db, tenant).where('id', '=', id).executeTakeFirst();
 }
 
+export function findCompanies(db: Executor, tenant: TenantScope, ids: string[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return companies(db, tenant).where('id', 'in', ids).execute();
+}
+
 /** The company row, locked for the rest of the transaction. */
 export function lockCompany(trx: Executor, tenant: TenantScope, id: string) {
   return companies(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();

@@ -1,3 +1,4 @@
+import type { RawBuilder } from 'kysely';
 import { newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
@@ -16,6 +17,7 @@ import {
   type ContactFields,
   type ContactRecord,
   deleteContact,
+  findContactRecords,
   findIdentityOwners,
   insertContactUnlessKnown,
   listContactRecords,
@@ -366,4 +368,24 @@ function changedFields(current: ContactRecord, wanted: ContactFields): ContactFi
     if (!sameValue(current[key as keyof ContactRecord], value)) changes[key] = value;
   }
   return changes as ContactFields;
+}
+
+/** Contacts by id, for other modules (list members); ids not of this tenant are left out. */
+export function contactsByIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<ContactRecord[]> {
+  return findContactRecords(db, tenant, ids);
+}
+
+/** Contacts matching a SQL predicate over `contacts AS c` (a smart list), newest first. */
+export function contactsWhere(
+  db: Executor,
+  tenant: TenantScope,
+  predicate: RawBuilder<boolean>,
+  page: { before?: string; limit: number },
+): Promise<ContactRecord[]> {
+  return listContactRecords(db, tenant, {
+    predicate,
+    includeArchived: true,
+    before: page.before,
+    limit: page.limit,
+  });
 }

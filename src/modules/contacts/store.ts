@@ -1,5 +1,5 @@
 import type { Generated, Selectable } from 'kysely';
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type pg from 'pg';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
@@ -219,6 +219,8 @@ export async function findContactRecords(db: Executor, tenant: TenantScope, ids:
 }
 
 export interface ContactListFilter {
+  /** A predicate over `contacts AS c`, for callers that build their own (smart lists). */
+  predicate?: RawBuilder<boolean>;
   namePattern?: string;
   lifecycle?: string;
   owner?: string;
@@ -232,6 +234,7 @@ export interface ContactListFilter {
 
 export async function listContactRecords(db: Executor, tenant: TenantScope, filter: ContactListFilter) {
   let query = contactRecords(db, tenant);
+  if (filter.predicate !== undefined) query = query.where(filter.predicate);
   if (filter.namePattern !== undefined) query = query.where(NAMES_EXPRESSION, 'ilike', filter.namePattern);
   if (filter.lifecycle !== undefined) query = query.where('c.lifecycle_stage', '=', filter.lifecycle);
   if (filter.owner !== undefined) query = query.where('c.owner_user_id', '=', filter.owner);

@@ -14,7 +14,12 @@ export const Timestamp = (description?: string) =>
     format: 'date-time',
     ...(description ? { description } : {}),
   });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * `schema` or null. The null branch comes first and is a `const`, which the validator never coerces:
+ * with `{type: 'null'}` last, the type coercion of the first branch would turn a null into "".
+ */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  Type.Union([Type.Unsafe<null>({ const: null }), schema]);
 
 /** A request body object that refuses unknown fields, so a typo is a 400 rather than silently ignored. */
 export const Body = <T extends TProperties>(
