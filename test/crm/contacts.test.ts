@@ -71,7 +71,10 @@ describe('contacts', () => {
     test('an existing phone in another notation matches: matched_by phone, and a new email is attached', async () => {
       const first = await call('POST', '/crm/contacts', { phone: '+14155550111' });
       assert.equal(first.status, 201);
-      const second = await call('POST', '/crm/contacts', { phone: '(415) 555-0111', email: 'phoneonly@example.org' });
+      const second = await call('POST', '/crm/contacts', {
+        phone: '(415) 555-0111',
+        email: 'phoneonly@example.org',
+      });
       assert.equal(second.status, 200);
       assert.equal(second.body.matched_by, 'phone');
       assert.equal(second.body.contact.id, first.body.contact.id);
@@ -130,7 +133,10 @@ describe('contacts', () => {
 
     test('company_name resolves the company by the email domain, or creates it once', async () => {
       const one = await call('POST', '/crm/contacts', { email: 'x@globex.example', company_name: 'Globex' });
-      const two = await call('POST', '/crm/contacts', { email: 'y@GLOBEX.example', company_name: 'Globex Corp' });
+      const two = await call('POST', '/crm/contacts', {
+        email: 'y@GLOBEX.example',
+        company_name: 'Globex Corp',
+      });
       assert.equal(one.status, 201);
       assert.ok(one.body.contact.company_id);
       assert.equal(two.body.contact.company_id, one.body.contact.company_id);
@@ -141,7 +147,9 @@ describe('contacts', () => {
       });
       const companies = await call('GET', '/crm/companies?domain=globex.example');
       assert.equal(companies.body.data.length, 1);
-      const created = (await eventsOf(call, 'company.created')).filter((e) => e.data.domain === 'globex.example');
+      const created = (await eventsOf(call, 'company.created')).filter(
+        (e) => e.data.domain === 'globex.example',
+      );
       assert.equal(created.length, 1);
     });
 
@@ -186,7 +194,9 @@ describe('contacts', () => {
       const reused = await call('POST', '/crm/contacts', { ...payload, first_name: 'Other' }, headers);
       assert.equal(reused.status, 422);
       assert.equal(reused.body.error, 'idempotency_key_reused');
-      const created = (await eventsOf(call, 'contact.created')).filter((e) => e.data.email === 'idem@example.org');
+      const created = (await eventsOf(call, 'contact.created')).filter(
+        (e) => e.data.email === 'idem@example.org',
+      );
       assert.equal(created.length, 1);
     });
 
@@ -216,7 +226,9 @@ describe('contacts', () => {
         [tenant.orgId],
       );
       assert.equal(all[0].n, 0, 'no contact without an identity is left behind');
-      const created = (await eventsOf(call, 'contact.created')).filter((e) => e.data.email === 'race@example.org');
+      const created = (await eventsOf(call, 'contact.created')).filter(
+        (e) => e.data.email === 'race@example.org',
+      );
       assert.equal(created.length, 1);
     });
 
@@ -246,7 +258,8 @@ describe('contacts', () => {
     test('contact.updated names the changed fields and is not emitted when nothing changed', async () => {
       const { body } = await call('POST', '/crm/contacts', { email: 'upd@example.org', first_name: 'Uma' });
       const id = body.contact.id;
-      const count = async () => (await eventsOf(call, 'contact.updated')).filter((e) => e.data.id === id).length;
+      const count = async () =>
+        (await eventsOf(call, 'contact.updated')).filter((e) => e.data.id === id).length;
       await call('POST', '/crm/contacts', { email: 'upd@example.org', first_name: 'Uma' });
       await call('PATCH', `/crm/contacts/${id}`, { first_name: 'Uma' });
       assert.equal(await count(), 0);
@@ -281,8 +294,20 @@ describe('contacts', () => {
       list = caller(t, listTenant.agency);
       const owner = '11111111-1111-4111-8111-111111111111';
       const people = [
-        { key: 'maria', email: 'maria@l.example', first_name: 'María', last_name: 'García', lifecycle_stage: 'lead' },
-        { key: 'mario', email: 'mario@l.example', first_name: 'Mario', last_name: 'Rossi', lifecycle_stage: 'customer' },
+        {
+          key: 'maria',
+          email: 'maria@l.example',
+          first_name: 'María',
+          last_name: 'García',
+          lifecycle_stage: 'lead',
+        },
+        {
+          key: 'mario',
+          email: 'mario@l.example',
+          first_name: 'Mario',
+          last_name: 'Rossi',
+          lifecycle_stage: 'customer',
+        },
         { key: 'pct', email: 'pct@l.example', full_name: '100% Legit', owner_user_id: owner },
         { key: 'under', email: 'under@l.example', first_name: 'snake_case', lifecycle_stage: 'lead' },
         { key: 'other', email: 'other@l.example', first_name: 'Zed', owner_user_id: owner },
@@ -296,7 +321,10 @@ describe('contacts', () => {
     const names = (reply: { body: any }) => reply.body.data.map((c: any) => c.email).sort();
 
     test('q is a case-insensitive substring of full_name, first_name or last_name', async () => {
-      assert.deepEqual(names(await list('GET', '/crm/contacts?q=mar')), ['maria@l.example', 'mario@l.example']);
+      assert.deepEqual(names(await list('GET', '/crm/contacts?q=mar')), [
+        'maria@l.example',
+        'mario@l.example',
+      ]);
       assert.deepEqual(names(await list('GET', '/crm/contacts?q=ROSSI')), ['mario@l.example']);
       assert.deepEqual(names(await list('GET', '/crm/contacts?q=%C3%ADa%20Garc')), ['maria@l.example']);
     });
@@ -361,8 +389,8 @@ describe('contacts', () => {
 
   describe('PATCH and DELETE /v1/crm/contacts/{id}', () => {
     test('PATCH sets the SPEC fields, tags replace the list, null clears', async () => {
-      const company = (await call('POST', '/crm/companies', { name: 'Patchco', domain: 'patchco.example' })).body
-        .company;
+      const company = (await call('POST', '/crm/companies', { name: 'Patchco', domain: 'patchco.example' }))
+        .body.company;
       const { body } = await call('POST', '/crm/contacts', {
         email: 'patch@example.org',
         first_name: 'Pat',
