@@ -14,12 +14,7 @@ export const Timestamp = (description?: string) =>
     format: 'date-time',
     ...(description ? { description } : {}),
   });
-/**
- * `schema` or null. The null branch comes first and is a `const`, which the validator never coerces:
- * with `{type: 'null'}` last, the type coercion of the first branch would turn a null into "".
- */
-export const Nullable = <T extends TSchema>(schema: T) =>
-  Type.Union([Type.Unsafe<null>({ const: null }), schema]);
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** A request body object that refuses unknown fields, so a typo is a 400 rather than silently ignored. */
 export const Body = <T extends TProperties>(
