@@ -163,9 +163,13 @@ export function toContactRecord(row: RecordRow): ContactRecord {
   };
 }
 
+type HotParameter = 'org' | 'client' | 'id';
+let hotRead: { text: string; parameters: HotParameter[] } | undefined;
+
 /**
  * The hot read, `GET /crm/contacts/{id}`: one named (prepared) statement on the pool, so PostgreSQL
- * parses and plans it once per connection.
+ * parses and plans it once per connection. Its text is compiled once, with markers in place of the
+ * values, so a request only fills the markers in.
  */
 export async function findContactRecordPrepared(
   pool: pg.Pool,
@@ -173,11 +177,17 @@ export async function findContactRecordPrepared(
   tenant: TenantScope,
   id: string,
 ): Promise<ContactRecord | undefined> {
-  const compiled = contactRecords(db, tenant).where('c.id', '=', id).compile();
+  if (!hotRead) {
+    const compiled = contactRecords(db, { orgId: 'org', clientId: 'client' })
+      .where('c.id', '=', 'id')
+      .compile();
+    hotRead = { text: compiled.sql, parameters: compiled.parameters as HotParameter[] };
+  }
+  const values = { org: tenant.orgId, client: tenant.clientId, id };
   const { rows } = await pool.query<RecordRow>({
     name: 'crm_contacts_get',
-    text: compiled.sql,
-    values: compiled.parameters as unknown[],
+    text: hotRead.text,
+    values: hotRead.parameters.map((parameter) => values[parameter]),
   });
   return rows[0] ? toContactRecord(rows[0]) : undefined;
 }
