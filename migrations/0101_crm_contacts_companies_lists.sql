@@ -18,7 +18,22 @@ ALTER TABLE crm_lists
 ALTER TABLE crm_list_members
   ADD CONSTRAINT crm_list_members_entity_type CHECK (entity_type IN ('contact', 'company', 'deal'));
 
+-- A contact's primary email and phone, mirrored from contact_emails / contact_phones (where
+-- is_primary is the truth) by every write that changes them, so that reading a contact is one row.
+ALTER TABLE contacts ADD COLUMN primary_email text, ADD COLUMN primary_phone text;
+UPDATE contacts c SET
+  primary_email = (SELECT email FROM contact_emails e WHERE e.contact_id = c.id AND e.is_primary),
+  primary_phone = (SELECT phone_e164 FROM contact_phones p WHERE p.contact_id = c.id AND p.is_primary);
+
+-- The unique constraints on (org_id, client_id, id) already serve tenant scans in either direction;
+-- a second index on the same columns only slows every insert.
+DROP INDEX contacts_tenant;
+DROP INDEX companies_tenant;
+DROP INDEX crm_lists_tenant;
+
+-- Finer statistics on the names expression, so that the planner sees how rare a `q` substring is
+-- and picks the trigram index for rare ones (and the id-ordered scan for common ones).
+ALTER INDEX contacts_names_trgm ALTER COLUMN 1 SET STATISTICS 1000;
+
 -- A company named in a contact upsert without a usable email domain is matched by name.
 CREATE INDEX companies_tenant_name ON companies (org_id, client_id, lower(name));
--- The list filters of GET /crm/contacts that are not served by the tenant index alone.
-CREATE INDEX contacts_lifecycle ON contacts (org_id, client_id, lifecycle_stage, id DESC);

@@ -161,24 +161,28 @@ export default async function crmContacts(ctx: BenchContext): Promise<Section> {
     ],
   });
 
+  // `q` is a latency target: one user searching (1 connection), and the same under 10 concurrent searches.
   const terms = ['ross', 'nakam', 'ana garc', 'zhang', 'ines'];
-  let termIndex = 0;
-  const searchConnections = 10;
-  const search = await ctx.measure(`GET /v1/crm/contacts?q= (${searchConnections} connections)`, {
-    url: `${ctx.apiUrl}/v1/crm/contacts?q=ross`,
-    headers,
-    connections: searchConnections,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (request) => {
-          termIndex = (termIndex + 1) % terms.length;
-          return { ...request, path: `/v1/crm/contacts?q=${encodeURIComponent(terms[termIndex])}` };
+  const searchAt = (connections: number) => {
+    let termIndex = 0;
+    return ctx.measure(`GET /v1/crm/contacts?q= (${connections} connection${connections > 1 ? 's' : ''})`, {
+      url: `${ctx.apiUrl}/v1/crm/contacts?q=ross`,
+      headers,
+      connections,
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (request) => {
+            termIndex = (termIndex + 1) % terms.length;
+            return { ...request, path: `/v1/crm/contacts?q=${encodeURIComponent(terms[termIndex])}` };
+          },
         },
-      },
-    ],
-  });
-  notes.push(`q terms cycled: ${terms.join(', ')}; measured at ${searchConnections} concurrent connections.`);
+      ],
+    });
+  };
+  const search = await searchAt(1);
+  const searchLoaded = await searchAt(10);
+  notes.push(`q terms cycled: ${terms.join(', ')} (2.5 % to 0.2 % of the tenant each).`);
 
   const { rows } = await ctx.pool.query<{ id: string }>(
     'SELECT id FROM contacts WHERE org_id = $1 AND client_id = $2 LIMIT $3',
@@ -207,39 +211,46 @@ export default async function crmContacts(ctx: BenchContext): Promise<Section> {
 
   return {
     title: 'CRM contacts (tenant of 100,000 contacts)',
-    measurements: [selectCeiling, getContact, insertCeiling, postContact, search, listAdd],
+    measurements: [selectCeiling, getContact, insertCeiling, postContact, search, searchLoaded, listAdd],
     targets: [
       ratioTarget('GET /v1/crm/contacts/{id} ÷ SELECT ceiling', getContact, selectCeiling, 0.6),
       ratioTarget('POST /v1/crm/contacts ÷ INSERT ceiling', postContact, insertCeiling, 0.4),
-      latencyTarget('GET /v1/crm/contacts?q= p50', search.p50Ms, 20),
+      latencyTarget('GET /v1/crm/contacts?q= p50 (1 connection)', search.p50Ms, 20),
       latencyTarget(`add ${LIST_IDS.toLocaleString('en')} ids to a static list`, median, 1000),
     ],
     notes,
   };
 }
 
-/** 100,000 contacts with an email each and a phone for every other one, in three statements. */
+/**
+ * 100,000 contacts with an email each and a phone for every other one. Statistics are gathered
+ * after the contacts: without them, the foreign-key checks of the next inserts plan a scan per row.
+ */
 async function seed(ctx: BenchContext, orgId: string, clientId: string): Promise<void> {
   await ctx.pool.query(
-    `INSERT INTO contacts (id, org_id, client_id, first_name, last_name, full_name, lifecycle_stage, tags, source)
+    `INSERT INTO contacts (id, org_id, client_id, first_name, last_name, full_name, lifecycle_stage, tags, source,
+       primary_email, primary_phone)
      SELECT gen_random_uuid(), $1, $2, f, l, f || ' ' || l,
-       (ARRAY['lead', 'qualified', 'customer'])[1 + n % 3], ARRAY['seed'], 'bench'
+       (ARRAY['lead', 'qualified', 'customer'])[1 + n % 3], ARRAY['seed'], 'bench',
+       'seed-' || n || '@bench-seed.example',
+       CASE WHEN n % 2 = 0 THEN '+1415' || lpad(n::text, 7, '0') END
      FROM generate_series(1, $3::int) n,
        LATERAL (SELECT ($4::text[])[1 + n % cardinality($4::text[])] AS f,
                        ($5::text[])[1 + (n / 7) % cardinality($5::text[])] AS l) names`,
     [orgId, clientId, CONTACTS, FIRST_NAMES, LAST_NAMES],
   );
+  await ctx.pool.query('ANALYZE contacts');
   await ctx.pool.query(
     `INSERT INTO contact_emails (id, org_id, client_id, contact_id, email, is_primary)
-     SELECT gen_random_uuid(), org_id, client_id, id, 'seed-' || id || '@bench-seed.example', true
+     SELECT gen_random_uuid(), org_id, client_id, id, primary_email, true
      FROM contacts WHERE org_id = $1 AND client_id = $2`,
     [orgId, clientId],
   );
   await ctx.pool.query(
     `INSERT INTO contact_phones (id, org_id, client_id, contact_id, phone_e164, is_primary)
-     SELECT gen_random_uuid(), org_id, client_id, id, '+1415' || lpad((row_number() OVER ())::text, 7, '0'), true
-     FROM (SELECT org_id, client_id, id FROM contacts WHERE org_id = $1 AND client_id = $2 LIMIT $3) half`,
-    [orgId, clientId, CONTACTS / 2],
+     SELECT gen_random_uuid(), org_id, client_id, id, primary_phone, true
+     FROM contacts WHERE org_id = $1 AND client_id = $2 AND primary_phone IS NOT NULL`,
+    [orgId, clientId],
   );
   await ctx.pool.query('ANALYZE contacts, contact_emails, contact_phones, companies');
 }

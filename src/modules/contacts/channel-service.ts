@@ -180,7 +180,13 @@ async function touchContact(
   subRecords: SubRecordChange[],
 ): Promise<void> {
   after.updated_at = new Date();
-  await updateContact(trx, tenant, before.id, {}, after.updated_at);
+  await updateContact(
+    trx,
+    tenant,
+    before.id,
+    { primary_email: after.email, primary_phone: after.phone },
+    after.updated_at,
+  );
   await emitContactUpdated(trx, tenant, before, after, subRecords);
 }
 

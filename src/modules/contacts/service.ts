@@ -195,7 +195,13 @@ async function mergeIntoContact(
 
   if (Object.keys(changes).length > 0 || subRecords.length > 0) {
     after.updated_at = new Date();
-    await updateContact(trx, tenant, contactId, changes, after.updated_at).catch(companyReferenceError);
+    await updateContact(
+      trx,
+      tenant,
+      contactId,
+      { ...changes, primary_email: after.email, primary_phone: after.phone },
+      after.updated_at,
+    ).catch(companyReferenceError);
     await emitContactUpdated(trx, tenant, before, after, subRecords);
   }
   return { status: 200, body: { contact: after, created: false, matched_by: matchedBy } };

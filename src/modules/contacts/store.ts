@@ -20,6 +20,9 @@ export interface ContactsTable {
   owner_user_id: string | null;
   tags: string[];
   source: string | null;
+  /** Mirrors of the primary rows of contact_emails and contact_phones. */
+  primary_email: string | null;
+  primary_phone: string | null;
   archived_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -80,6 +83,8 @@ export type ContactFields = Partial<
     | 'tags'
     | 'source'
     | 'archived_at'
+    | 'primary_email'
+    | 'primary_phone'
   >
 >;
 
@@ -107,7 +112,7 @@ export interface ContactRecord {
 /** The expression the trigram index `contacts_names_trgm` is built on: `q` must use it verbatim. */
 export const NAMES_EXPRESSION = sql<string>`(coalesce(c.full_name, '') || ' ' || coalesce(c.first_name, '') || ' ' || coalesce(c.last_name, ''))`;
 
-/** Contacts of the tenant with their company and primary email and phone, in one query. */
+/** Contacts of the tenant with their company link and primary email and phone: one row each. */
 export function contactRecords(db: Executor, tenant: TenantScope) {
   return db
     .selectFrom('contacts as c')
@@ -116,12 +121,6 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
         .onRef('co.id', '=', 'c.company_id')
         .onRef('co.org_id', '=', 'c.org_id')
         .onRef('co.client_id', '=', 'c.client_id'),
-    )
-    .leftJoin('contact_emails as e', (join) =>
-      join.onRef('e.contact_id', '=', 'c.id').on('e.is_primary', '=', sql.lit(true)),
-    )
-    .leftJoin('contact_phones as p', (join) =>
-      join.onRef('p.contact_id', '=', 'c.id').on('p.is_primary', '=', sql.lit(true)),
     )
     .select([
       'c.id',
@@ -137,8 +136,8 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
       'c.owner_user_id',
       'c.tags',
       'c.source',
-      'e.email',
-      'p.phone_e164 as phone',
+      'c.primary_email as email',
+      'c.primary_phone as phone',
       'c.archived_at',
       'c.created_at',
       'c.updated_at',
@@ -286,7 +285,7 @@ export interface NewContact {
   phoneId: string;
   email: string | null;
   phone: string | null;
-  fields: Required<Omit<ContactFields, 'archived_at'>>;
+  fields: Required<Omit<ContactFields, 'archived_at' | 'primary_email' | 'primary_phone'>>;
   at: Date;
 }
 
@@ -320,11 +319,11 @@ export async function insertContactUnlessKnown(
         WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND phone_e164 = ${contact.phone}
     ), contact AS (
       INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
-        company_id, owner_user_id, tags, source, created_at, updated_at)
+        company_id, owner_user_id, tags, source, primary_email, primary_phone, created_at, updated_at)
       SELECT ${contact.id}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${f.full_name}::text,
         ${f.first_name}::text, ${f.last_name}::text, ${f.title}::text, ${f.lifecycle_stage}::text,
         ${f.company_id}::uuid, ${f.owner_user_id}::uuid, ${f.tags}::text[], ${f.source}::text,
-        ${contact.at}::timestamptz, ${contact.at}::timestamptz
+        ${contact.email}::text, ${contact.phone}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
       WHERE NOT EXISTS (SELECT 1 FROM found)
       RETURNING id
     ), email AS (
