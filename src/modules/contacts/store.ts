@@ -1,7 +1,7 @@
 import type { Generated, Selectable } from 'kysely';
-import { type RawBuilder, sql } from 'kysely';
-import type pg from 'pg';
+import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../../platform/db/pool.ts';
+import { runPrepared } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
 import type { TenantScope } from '../companies/store.ts';
 
@@ -163,30 +163,22 @@ export function toContactRecord(row: RecordRow): ContactRecord {
 }
 
 type HotParameter = 'org' | 'client' | 'id';
-let hotRead: { text: string; parameters: HotParameter[] } | undefined;
+let hotRead: CompiledQuery<RecordRow> | undefined;
 
 /**
- * The hot read, `GET /crm/contacts/{id}`: one named (prepared) statement on the pool, so PostgreSQL
- * parses and plans it once per connection. Its text is compiled once, with markers in place of the
- * values, so a request only fills the markers in.
+ * The hot read, `GET /crm/contacts/{id}`: one prepared statement, compiled once with markers in
+ * place of the values, so a request only fills the markers in.
  */
 export async function findContactRecordPrepared(
-  pool: pg.Pool,
   db: Executor,
   tenant: TenantScope,
   id: string,
 ): Promise<ContactRecord | undefined> {
-  if (!hotRead) {
-    const compiled = contactRecords(db, { orgId: 'org', clientId: 'client' })
-      .where('c.id', '=', 'id')
-      .compile();
-    hotRead = { text: compiled.sql, parameters: compiled.parameters as HotParameter[] };
-  }
+  hotRead ??= contactRecords(db, { orgId: 'org', clientId: 'client' }).where('c.id', '=', 'id').compile();
   const values = { org: tenant.orgId, client: tenant.clientId, id };
-  const { rows } = await pool.query<RecordRow>({
-    name: 'crm_contacts_get',
-    text: hotRead.text,
-    values: hotRead.parameters.map((parameter) => values[parameter]),
+  const { rows } = await runPrepared<RecordRow>(db, {
+    ...hotRead,
+    parameters: hotRead.parameters.map((parameter) => values[parameter as HotParameter]),
   });
   return rows[0] ? toContactRecord(rows[0]) : undefined;
 }
@@ -309,8 +301,13 @@ export async function insertContactUnlessKnown(
   tenant: TenantScope,
   contact: NewContact,
 ): Promise<InsertOutcome> {
+  const { rows } = await runPrepared(trx, insertContactStatement(tenant, contact).compile(trx));
+  return rows[0];
+}
+
+export function insertContactStatement(tenant: TenantScope, contact: NewContact) {
   const f = contact.fields;
-  const { rows } = await sql<InsertOutcome>`
+  return sql<InsertOutcome>`
     WITH found AS (
       SELECT 'email' AS matched_by, contact_id FROM contact_emails
         WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND email = ${contact.email}
@@ -348,10 +345,7 @@ export async function insertContactUnlessKnown(
       EXISTS (SELECT 1 FROM email) AS email_inserted,
       EXISTS (SELECT 1 FROM phone) AS phone_inserted,
       (SELECT json_build_object('id', id, 'name', name, 'domain', domain) FROM companies
-        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND id = ${f.company_id}) AS company`.execute(
-    trx,
-  );
-  return rows[0];
+        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND id = ${f.company_id}) AS company`;
 }
 
 /** The contacts that hold these identities now (a new statement: it sees what committed meanwhile). */
