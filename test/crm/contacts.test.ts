@@ -68,6 +68,34 @@ describe('contacts', () => {
       assert.equal(fetched.body.contact.first_name, 'New');
     });
 
+    test('a merge adds tags, keeps the first source, and leaves an archived contact archived', async () => {
+      const first = await call('POST', '/crm/contacts', {
+        email: 'semantics@example.org',
+        tags: ['a', 'b'],
+        source: 'import',
+      });
+      await call('DELETE', `/crm/contacts/${first.body.contact.id}`);
+      const merged = await call('POST', '/crm/contacts', {
+        email: 'semantics@example.org',
+        tags: ['b', 'c'],
+        source: 'web form',
+        lifecycle_stage: 'customer',
+      });
+      assert.equal(merged.status, 200);
+      assert.deepEqual(merged.body.contact.tags, ['a', 'b', 'c']);
+      assert.equal(merged.body.contact.source, 'import');
+      assert.equal(merged.body.contact.lifecycle_stage, 'customer');
+      assert.ok(merged.body.contact.archived_at);
+      const explicit = await call('PATCH', `/crm/contacts/${first.body.contact.id}`, {
+        full_name: 'Dr. Semantics',
+        first_name: 'Sem',
+      });
+      assert.equal(explicit.body.contact.full_name, 'Dr. Semantics');
+      assert.equal(explicit.body.contact.first_name, 'Sem');
+      const listed = await call('GET', `/crm/contacts?company_id=${'00000000-0000-4000-8000-000000000000'}`);
+      assert.deepEqual(listed.body.data, []);
+    });
+
     test('an existing phone in another notation matches: matched_by phone, and a new email is attached', async () => {
       const first = await call('POST', '/crm/contacts', { phone: '+14155550111' });
       assert.equal(first.status, 201);
