@@ -197,7 +197,7 @@ export default async function crmContacts(ctx: BenchContext): Promise<Section> {
     const started = performance.now();
     const result = await api('POST', `/crm/lists/${list.id}/members`, { contact_ids: ids });
     timings.push(Math.round(performance.now() - started));
-    if (result.added !== ids.length)
+    if (result.added !== LIST_IDS)
       throw new Error(`expected ${LIST_IDS} added, got ${JSON.stringify(result)}`);
   }
   const median = [...timings].sort((a, b) => a - b)[1];
@@ -210,6 +210,10 @@ export default async function crmContacts(ctx: BenchContext): Promise<Section> {
     non2xx: 0,
   };
   notes.push(`Static-list adds of ${LIST_IDS.toLocaleString('en')} ids took ${timings.join(', ')} ms.`);
+  notes.push(
+    'A contact create is one transaction: one prepared statement (identity lookup, contact, email and phone) and the ' +
+      'event row; the worker then relays the event. The INSERT ceiling is one autocommit INSERT of a 5-column row.',
+  );
 
   return {
     title: 'CRM contacts (tenant of 100,000 contacts)',
