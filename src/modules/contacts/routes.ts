@@ -28,7 +28,7 @@ const ContactEnvelope = Type.Object({ contact: ContactSchema });
 const tags = ['crm.contacts'];
 
 export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, config } = app.platform;
+  const { db, config, database } = app.platform;
 
   app.get(
     '/crm/contacts',
@@ -125,7 +125,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const contact = await findContactRecordPrepared(db, request.tenant, request.params.id);
+      const contact = await findContactRecordPrepared(database.pool, db, request.tenant, request.params.id);
       if (!contact) throw errors.notFound('Contact', request.params.id);
       return { contact };
     },

@@ -1,5 +1,6 @@
 import type { Generated, Selectable } from 'kysely';
-import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import type pg from 'pg';
 import type { Executor } from '../../platform/db/pool.ts';
 import { runPrepared } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
@@ -124,13 +125,12 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
     )
     .select([
       'c.id',
-      'c.client_id',
       'c.full_name',
       'c.first_name',
       'c.last_name',
       'c.title',
       'c.lifecycle_stage',
-      'c.company_id',
+      'co.id as company_id',
       'co.name as company_name',
       'co.domain as company_domain',
       'c.owner_user_id',
@@ -146,41 +146,64 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
     .where('c.client_id', '=', tenant.clientId);
 }
 
-type RecordRow = Omit<ContactRecord, 'company'> & {
+type RecordRow = Omit<ContactRecord, 'company' | 'client_id'> & {
   company_name: string | null;
   company_domain: string | null;
 };
 
-export function toContactRecord(row: RecordRow): ContactRecord {
-  const { company_name, company_domain, ...contact } = row;
+/** The API's contact from a row of `contactRecords` (the tenant gives client_id). */
+export function toContactRecord(row: RecordRow, tenant: TenantScope): ContactRecord {
   return {
-    ...contact,
+    id: row.id,
+    client_id: tenant.clientId,
+    full_name: row.full_name,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    title: row.title,
+    lifecycle_stage: row.lifecycle_stage,
+    company_id: row.company_id,
     company:
-      contact.company_id && company_name !== null
-        ? { id: contact.company_id, name: company_name, domain: company_domain }
+      row.company_id !== null
+        ? { id: row.company_id, name: row.company_name as string, domain: row.company_domain }
         : null,
+    owner_user_id: row.owner_user_id,
+    tags: row.tags,
+    source: row.source,
+    email: row.email,
+    phone: row.phone,
+    archived_at: row.archived_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
 type HotParameter = 'org' | 'client' | 'id';
-let hotRead: CompiledQuery<RecordRow> | undefined;
+let hotRead: { text: string; parameters: HotParameter[] } | undefined;
 
 /**
- * The hot read, `GET /crm/contacts/{id}`: one prepared statement, compiled once with markers in
- * place of the values, so a request only fills the markers in.
+ * The hot read, `GET /crm/contacts/{id}`: one named (prepared) statement straight on the pool, with
+ * no transaction to join. Its text is compiled once, with markers in place of the values, so a
+ * request only fills them in.
  */
 export async function findContactRecordPrepared(
+  pool: pg.Pool,
   db: Executor,
   tenant: TenantScope,
   id: string,
 ): Promise<ContactRecord | undefined> {
-  hotRead ??= contactRecords(db, { orgId: 'org', clientId: 'client' }).where('c.id', '=', 'id').compile();
+  if (!hotRead) {
+    const compiled = contactRecords(db, { orgId: 'org', clientId: 'client' })
+      .where('c.id', '=', 'id')
+      .compile();
+    hotRead = { text: compiled.sql, parameters: compiled.parameters as HotParameter[] };
+  }
   const values = { org: tenant.orgId, client: tenant.clientId, id };
-  const { rows } = await runPrepared<RecordRow>(db, {
-    ...hotRead,
-    parameters: hotRead.parameters.map((parameter) => values[parameter as HotParameter]),
+  const { rows } = await pool.query<RecordRow>({
+    name: 'crm_contacts_get',
+    text: hotRead.text,
+    values: hotRead.parameters.map((parameter) => values[parameter]),
   });
-  return rows[0] ? toContactRecord(rows[0]) : undefined;
+  return rows[0] ? toContactRecord(rows[0], tenant) : undefined;
 }
 
 export async function findContactRecord(
@@ -189,7 +212,7 @@ export async function findContactRecord(
   id: string,
 ): Promise<ContactRecord | undefined> {
   const row = await contactRecords(db, tenant).where('c.id', '=', id).executeTakeFirst();
-  return row ? toContactRecord(row) : undefined;
+  return row ? toContactRecord(row, tenant) : undefined;
 }
 
 /** The contact's record, its row locked for the rest of the transaction. */
@@ -199,7 +222,7 @@ export async function lockContactRecord(
   id: string,
 ): Promise<ContactRecord | undefined> {
   const row = await contactRecords(trx, tenant).where('c.id', '=', id).forUpdate('c').executeTakeFirst();
-  return row ? toContactRecord(row) : undefined;
+  return row ? toContactRecord(row, tenant) : undefined;
 }
 
 export async function contactExists(db: Executor, tenant: TenantScope, id: string): Promise<boolean> {
@@ -216,7 +239,7 @@ export async function contactExists(db: Executor, tenant: TenantScope, id: strin
 export async function findContactRecords(db: Executor, tenant: TenantScope, ids: string[]) {
   if (ids.length === 0) return [];
   const rows = await contactRecords(db, tenant).where('c.id', 'in', ids).execute();
-  return rows.map(toContactRecord);
+  return rows.map((row) => toContactRecord(row, tenant));
 }
 
 export interface ContactListFilter {
@@ -268,7 +291,7 @@ export async function listContactRecords(db: Executor, tenant: TenantScope, filt
     .orderBy('c.id', 'desc')
     .limit(filter.limit + 1)
     .execute();
-  return rows.map(toContactRecord);
+  return rows.map((row) => toContactRecord(row, tenant));
 }
 
 export interface NewContact {
