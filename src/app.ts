@@ -11,10 +11,13 @@ import Fastify, {
 import { mcpRoutes } from './mcp/routes.ts';
 import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { companyRoutes } from './modules/companies/routes.ts';
+import { contactRoutes } from './modules/contacts/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
@@ -40,6 +43,9 @@ const tenantModules = [
   activityRoutes,
   taskRoutes,
   webhookRoutes,
+  contactRoutes,
+  companyRoutes,
+  listRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

@@ -43,6 +43,8 @@ export interface Config {
   docsRateLimitPerMinute: number;
   /** Where the docs content is read from; null means the `docs/` folder shipped with the code. */
   docsDir: string | null;
+  /** The country of a contact phone number given without a country code. */
+  phoneDefaultCountry: string;
   /** Where demo credentials are printed on the first start; tests turn it off. */
   seedDemo: boolean;
 }
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     taskReminderMinutes: int(env, 'TASK_REMINDER_MINUTES', 60),
     docsRateLimitPerMinute: int(env, 'DOCS_RATE_LIMIT_PER_MINUTE', 120),
     docsDir: docsDir ? path.resolve(docsDir) : null,
+    phoneDefaultCountry: countryCode(env, 'PHONE_DEFAULT_COUNTRY', 'US'),
     seedDemo: bool(env, 'SEED_DEMO', true),
   };
 }
@@ -131,6 +134,13 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function countryCode(env: Env, name: string, fallback: string): string {
+  const value = (str(env, name) ?? fallback).toUpperCase();
+  if (!/^[A-Z]{2}$/.test(value))
+    throw new ConfigError(`${name} must be an ISO 3166-1 alpha-2 code such as US`);
+  return value;
 }
 
 function list(env: Env, name: string): string[] {

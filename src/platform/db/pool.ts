@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { preparingPool } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 // int8 (counts, balances) and numeric (money) arrive as strings by default; every such value here fits a double.
@@ -29,7 +30,7 @@ export function openDatabase(
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return {
     db,
     pool,

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'phone_in_use'
   | 'email_in_use'
   | 'address_in_use'
+  | 'domain_in_use'
   | 'slug_conflict'
   | 'ambiguous_slug'
   | 'invalid_transition'

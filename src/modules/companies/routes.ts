@@ -1,0 +1,168 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { runIdempotent } from '../../platform/http/idempotency.ts';
+import {
+  decodePageToken,
+  pageQuerySchema,
+  pageSchema,
+  pageScope,
+  toPage,
+} from '../../platform/http/pagination.ts';
+import {
+  Body,
+  errorResponses,
+  IdempotencyHeaders,
+  IdParams,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
+import { archiveCompany, getCompany, patchCompany, searchCompanies, upsertCompany } from './service.ts';
+
+export const CompanySchema = Type.Object(
+  {
+    id: Uuid(),
+    name: Type.String(),
+    domain: Nullable(Type.String({ description: 'Normalized: lower case, no scheme, no www., no path.' })),
+    website: Nullable(Type.String()),
+    industry: Nullable(Type.String()),
+    business_description: Nullable(Type.String()),
+    archived_at: Nullable(Timestamp()),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { description: 'A company of the CRM.' },
+);
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Domain = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description: 'A domain or URL; stored normalized (acme.com).',
+});
+const Website = Type.String({ maxLength: 2048 });
+const Industry = Type.String({ maxLength: 200 });
+const Description = Type.String({ maxLength: 5000 });
+
+const CompanyEnvelope = Type.Object({ company: CompanySchema });
+const tags = ['crm.companies'];
+
+export const companyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { db, config } = app.platform;
+
+  app.get(
+    '/crm/companies',
+    {
+      schema: {
+        operationId: 'crm.companies.list',
+        tags,
+        summary: 'List companies, newest first',
+        querystring: Query({
+          ...pageQuerySchema,
+          q: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 200, description: 'Substring of the name.' }),
+          ),
+          domain: Type.Optional(Domain),
+          include_archived: Type.Optional(Type.Boolean({ default: false })),
+        }),
+        response: { 200: pageSchema(CompanySchema), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const { limit = 50, page_token, ...filter } = request.query;
+      const scope = pageScope(`crm.companies.list:${JSON.stringify(filter)}`, request.tenant);
+      const cursor = decodePageToken(page_token, scope);
+      const rows = await searchCompanies(db, request.tenant, {
+        ...filter,
+        before: cursor?.[0] as string | undefined,
+        limit,
+      });
+      return toPage(rows, limit, scope, (row) => [row.id]);
+    },
+  );
+
+  app.post(
+    '/crm/companies',
+    {
+      schema: {
+        operationId: 'crm.companies.create',
+        tags,
+        summary: 'Create a company, or update the one with the same domain',
+        headers: IdempotencyHeaders,
+        body: Body({
+          name: Type.Optional(Name),
+          domain: Type.Optional(Domain),
+          website: Type.Optional(Website),
+          industry: Type.Optional(Industry),
+          business_description: Type.Optional(Description),
+        }),
+        response: {
+          200: Type.Object({ company: CompanySchema, created: Type.Literal(false) }),
+          201: Type.Object({ company: CompanySchema, created: Type.Literal(true) }),
+          ...errorResponses(409, 422),
+        },
+      },
+    },
+    async (request, reply) =>
+      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => {
+        const result = await upsertCompany(trx, request.tenant, request.body);
+        return { status: result.created ? 201 : 200, body: result };
+      }),
+  );
+
+  app.get(
+    '/crm/companies/:id',
+    {
+      schema: {
+        operationId: 'crm.companies.get',
+        tags,
+        summary: 'Retrieve a company',
+        params: IdParams,
+        response: { 200: CompanyEnvelope, ...errorResponses(404) },
+      },
+    },
+    async (request) => ({ company: await getCompany(db, request.tenant, request.params.id) }),
+  );
+
+  app.patch(
+    '/crm/companies/:id',
+    {
+      schema: {
+        operationId: 'crm.companies.update',
+        tags,
+        summary: 'Update a company; archived true/false archives or restores it',
+        params: IdParams,
+        body: Body({
+          name: Type.Optional(Name),
+          domain: Type.Optional(Nullable(Domain)),
+          website: Type.Optional(Nullable(Website)),
+          industry: Type.Optional(Nullable(Industry)),
+          business_description: Type.Optional(Nullable(Description)),
+          archived: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: CompanyEnvelope, ...errorResponses(404, 409) },
+      },
+    },
+    async (request) => ({
+      company: await patchCompany(db, request.tenant, request.params.id, request.body),
+    }),
+  );
+
+  app.delete(
+    '/crm/companies/:id',
+    {
+      schema: {
+        operationId: 'crm.companies.delete',
+        tags,
+        summary: 'Archive a company (it is kept, and restored with PATCH archived=false)',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Archived' }), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      await archiveCompany(db, request.tenant, request.params.id);
+      reply.code(204).send(null);
+    },
+  );
+};

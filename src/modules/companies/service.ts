@@ -1,0 +1,218 @@
+import { domainToASCII } from 'node:url';
+import { sql } from 'kysely';
+import { newId } from '../../platform/db/ids.ts';
+import { containsPattern } from '../../platform/db/like.ts';
+import type { Db, Executor } from '../../platform/db/pool.ts';
+import { emit } from '../../platform/events/emit.ts';
+import { errors } from '../../platform/http/errors.ts';
+import {
+  type CompanyFields,
+  type CompanyRecord,
+  findCompanies,
+  findCompany,
+  findCompanyByName,
+  insertCompany,
+  listCompanies,
+  lockCompany,
+  lockCompanyByDomain,
+  type TenantScope,
+  updateCompany,
+} from './store.ts';
+
+export type { CompanyRecord } from './store.ts';
+
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+
+/**
+ * A company's identity: lower case, no scheme, no `www.`, no port, no path; international names in
+ * their ASCII (punycode) form. Returns null when what is left is not a host name.
+ */
+export function normalizeDomain(input: string): string | null {
+  let host = input.trim().toLowerCase();
+  host = host.replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^\/\//, '');
+  host = host.split(/[/?#]/, 1)[0];
+  host = host.slice(host.lastIndexOf('@') + 1);
+  host = host.replace(/:\d*$/, '').replace(/\.$/, '');
+  host = host.replace(/^www\./, '');
+  const ascii = domainToASCII(host);
+  return HOSTNAME.test(ascii) ? ascii : null;
+}
+
+function domainField(input: string, field: string): string {
+  const domain = normalizeDomain(input);
+  if (domain === null) throw errors.invalidField(field, 'is not a domain name (for example acme.com)');
+  return domain;
+}
+
+export interface CompanyInput {
+  name?: string;
+  domain?: string;
+  website?: string;
+  industry?: string;
+  business_description?: string;
+}
+
+/**
+ * Create-or-upsert, idempotent on the normalized domain (taken from `website` when `domain` is not
+ * given): an existing company gets the given fields merged in. `company.created` on creation only.
+ */
+export async function upsertCompany(
+  trx: Executor,
+  tenant: TenantScope,
+  input: CompanyInput,
+): Promise<{ company: CompanyRecord; created: boolean }> {
+  const domain =
+    input.domain !== undefined
+      ? domainField(input.domain, 'domain')
+      : input.website !== undefined
+        ? normalizeDomain(input.website)
+        : null;
+  const name = input.name ?? domain;
+  if (!name) throw errors.invalidField('name', 'is required when no domain is given');
+  const fields: CompanyFields = {
+    website: input.website,
+    industry: input.industry,
+    business_description: input.business_description,
+  };
+
+  const inserted = await insertCompany(trx, tenant, { id: newId(), ...fields, name, domain });
+  if (inserted) {
+    await emit(trx, tenant, 'company.created', companyEventData(inserted));
+    return { company: inserted, created: true };
+  }
+  // The domain is taken: the statement above saw the committed row, so this one finds it.
+  const existing = await lockCompanyByDomain(trx, tenant, domain as string);
+  if (!existing) throw new Error(`company with domain ${domain} vanished`);
+  const changes = changedFields(existing, { ...fields, name: input.name });
+  const company = changes ? await updateCompany(trx, tenant, existing.id, changes) : existing;
+  return { company, created: false };
+}
+
+/**
+ * The company a contact upsert names with `company_name`: by the email's company domain when there is
+ * one, otherwise by name among the tenant's companies without a domain; created when missing.
+ */
+export async function resolveCompanyForContact(
+  trx: Executor,
+  tenant: TenantScope,
+  name: string,
+  domain: string | null,
+): Promise<CompanyRecord> {
+  if (domain) {
+    const inserted = await insertCompany(trx, tenant, { id: newId(), name, domain });
+    if (inserted) {
+      await emit(trx, tenant, 'company.created', companyEventData(inserted));
+      return inserted;
+    }
+    const existing = await lockCompanyByDomain(trx, tenant, domain);
+    if (!existing) throw new Error(`company with domain ${domain} vanished`);
+    return existing;
+  }
+  // Serializes creators of the same name, so concurrent upserts do not create it twice.
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`company-name:${tenant.orgId}:${tenant.clientId}:${name.toLowerCase()}`}, 0))`.execute(
+    trx,
+  );
+  const existing = await findCompanyByName(trx, tenant, name);
+  if (existing) return existing;
+  const created = await insertCompany(trx, tenant, { id: newId(), name });
+  if (!created) throw new Error('a company without a domain cannot conflict');
+  await emit(trx, tenant, 'company.created', companyEventData(created));
+  return created;
+}
+
+export async function getCompany(db: Executor, tenant: TenantScope, id: string): Promise<CompanyRecord> {
+  const company = await findCompany(db, tenant, id);
+  if (!company) throw errors.notFound('Company', id);
+  return company;
+}
+
+/** Companies by id; ids not of this tenant are left out. */
+export function getCompanies(db: Executor, tenant: TenantScope, ids: string[]): Promise<CompanyRecord[]> {
+  return findCompanies(db, tenant, ids);
+}
+
+export interface CompanyPatch {
+  name?: string;
+  domain?: string | null;
+  website?: string | null;
+  industry?: string | null;
+  business_description?: string | null;
+  archived?: boolean;
+}
+
+export async function patchCompany(
+  db: Db,
+  tenant: TenantScope,
+  id: string,
+  patch: CompanyPatch,
+): Promise<CompanyRecord> {
+  const { archived, domain, ...rest } = patch;
+  const wanted: CompanyFields & { archived_at?: Date | null } = { ...rest };
+  if (domain !== undefined) wanted.domain = domain === null ? null : domainField(domain, 'domain');
+  return db.transaction().execute(async (trx) => {
+    const company = await lockCompany(trx, tenant, id);
+    if (!company) throw errors.notFound('Company', id);
+    if (archived !== undefined && archived !== (company.archived_at !== null)) {
+      wanted.archived_at = archived ? new Date() : null;
+    }
+    const changes = changedFields(company, wanted);
+    if (!changes) return company;
+    try {
+      return await updateCompany(trx, tenant, id, changes);
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') {
+        throw errors.conflict(
+          'domain_in_use',
+          `Another company of this client has the domain ${wanted.domain}.`,
+          {
+            domain: wanted.domain,
+          },
+        );
+      }
+      throw error;
+    }
+  });
+}
+
+/** DELETE: archives; archiving an archived company changes nothing. */
+export async function archiveCompany(db: Db, tenant: TenantScope, id: string): Promise<void> {
+  await patchCompany(db, tenant, id, { archived: true });
+}
+
+export function searchCompanies(
+  db: Executor,
+  tenant: TenantScope,
+  query: { q?: string; domain?: string; include_archived?: boolean; before?: string; limit: number },
+) {
+  return listCompanies(db, tenant, {
+    namePattern: query.q ? containsPattern(query.q) : undefined,
+    domain: query.domain !== undefined ? domainField(query.domain, 'domain') : undefined,
+    includeArchived: query.include_archived ?? false,
+    before: query.before,
+    limit: query.limit,
+  });
+}
+
+/** The event's data: the company as the REST API returns it. */
+export function companyEventData(company: CompanyRecord): Record<string, unknown> {
+  return { ...company };
+}
+
+/** The subset of `wanted` (undefined meaning "not given") that differs from `current`, or null. */
+function changedFields<T extends object>(current: T, wanted: Partial<T>): Partial<T> | null {
+  const changes: Partial<T> = {};
+  let any = false;
+  for (const [key, value] of Object.entries(wanted) as [keyof T, T[keyof T] | undefined][]) {
+    if (value === undefined) continue;
+    const before = current[key];
+    const same =
+      before instanceof Date && value instanceof Date
+        ? before.getTime() === value.getTime()
+        : before === value;
+    if (!same) {
+      changes[key] = value;
+      any = true;
+    }
+  }
+  return any ? changes : null;
+}

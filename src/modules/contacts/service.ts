@@ -1,0 +1,397 @@
+import type { RawBuilder } from 'kysely';
+import { newId } from '../../platform/db/ids.ts';
+import { containsPattern } from '../../platform/db/like.ts';
+import type { Db, Executor } from '../../platform/db/pool.ts';
+import { errors } from '../../platform/http/errors.ts';
+import { type CompanyRecord, getCompany, resolveCompanyForContact } from '../companies/service.ts';
+import { EMAIL, insertChannel, PHONE } from './channel-store.ts';
+import {
+  emitContactArchived,
+  emitContactCreated,
+  emitContactUpdated,
+  type SubRecordChange,
+  sameValue,
+} from './events.ts';
+import { companyDomainOfEmail, deriveFullName, normalizeEmail, normalizePhone } from './identity.ts';
+import {
+  type ContactFields,
+  type ContactRecord,
+  deleteContact,
+  findContactRecords,
+  findIdentityOwners,
+  insertContactUnlessKnown,
+  listContactRecords,
+  lockContactRecord,
+  type TenantScope,
+  updateContact,
+} from './store.ts';
+
+export interface ContactUpsertInput {
+  email?: string;
+  phone?: string;
+  first_name?: string;
+  last_name?: string;
+  full_name?: string;
+  title?: string;
+  lifecycle_stage?: string;
+  company_id?: string;
+  company_name?: string;
+  owner_user_id?: string;
+  tags?: string[];
+  source?: string;
+}
+
+export type UpsertResult =
+  | { status: 201; body: { contact: ContactRecord; created: true } }
+  | { status: 200; body: { contact: ContactRecord; created: false; matched_by: 'email' | 'phone' } };
+
+interface Identity {
+  email: string | null;
+  phone: string | null;
+}
+
+/** How many times a lost race on a new identity is replayed before giving up. */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * `POST /crm/contacts`: upsert by identity. A new identity creates the contact with its email and
+ * phone (201, `contact.created`); a known one merges the given fields into its contact (200,
+ * `contact.updated` when something changed). An email of one contact with a phone of another is
+ * 409 `identity_conflict`, with nothing written.
+ */
+export async function upsertContact(
+  trx: Executor,
+  tenant: TenantScope,
+  input: ContactUpsertInput,
+  defaultCountry: string,
+): Promise<UpsertResult> {
+  const identity: Identity = {
+    email: input.email !== undefined ? normalizeEmail(input.email) : null,
+    phone: input.phone !== undefined ? normalizePhone(input.phone, defaultCountry) : null,
+  };
+  if (identity.email === null && identity.phone === null) {
+    throw errors.validation([
+      { field: 'email', message: 'or phone is required: a contact is upserted by its identity' },
+    ]);
+  }
+  const company = await companyOfInput(trx, tenant, input, identity);
+  const fields = {
+    full_name: input.full_name ?? deriveFullName(input.first_name ?? null, input.last_name ?? null),
+    first_name: input.first_name ?? null,
+    last_name: input.last_name ?? null,
+    title: input.title ?? null,
+    lifecycle_stage: input.lifecycle_stage ?? null,
+    company_id: company?.id ?? input.company_id ?? null,
+    owner_user_id: input.owner_user_id ?? null,
+    tags: uniqueTags(input.tags ?? []),
+    source: input.source ?? null,
+  };
+
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const at = new Date();
+    const contactId = newId();
+    const outcome = await insertContactUnlessKnown(trx, tenant, {
+      id: contactId,
+      emailId: newId(),
+      phoneId: newId(),
+      email: identity.email,
+      phone: identity.phone,
+      fields,
+      at,
+    }).catch(companyReferenceError);
+
+    let owners: Identity = { email: outcome.email_contact_id, phone: outcome.phone_contact_id };
+    if (outcome.contact_inserted) {
+      const won =
+        (identity.email === null || outcome.email_inserted) &&
+        (identity.phone === null || outcome.phone_inserted);
+      if (won) {
+        const contact: ContactRecord = {
+          id: contactId,
+          client_id: tenant.clientId,
+          ...fields,
+          company: outcome.company,
+          email: identity.email,
+          phone: identity.phone,
+          archived_at: null,
+          created_at: at,
+          updated_at: at,
+        };
+        await emitContactCreated(trx, tenant, contact);
+        return { status: 201, body: { contact, created: true } };
+      }
+      // A concurrent request created this identity first: undo ours and merge into theirs.
+      await deleteContact(trx, tenant, contactId);
+      owners = await findIdentityOwners(trx, tenant, identity);
+    }
+    if (owners.email !== null || owners.phone !== null) {
+      return mergeIntoContact(trx, tenant, owners, identity, input, company);
+    }
+  }
+  throw new Error('contact upsert kept losing races on a new identity');
+}
+
+async function companyOfInput(
+  trx: Executor,
+  tenant: TenantScope,
+  input: ContactUpsertInput,
+  identity: Identity,
+): Promise<CompanyRecord | null> {
+  if (input.company_id !== undefined || input.company_name === undefined) return null;
+  const domain = identity.email !== null ? companyDomainOfEmail(identity.email) : null;
+  return resolveCompanyForContact(trx, tenant, input.company_name, domain);
+}
+
+/** The merge of an upsert whose identity is known: given fields win, tags are added, `source` is kept. */
+async function mergeIntoContact(
+  trx: Executor,
+  tenant: TenantScope,
+  owners: Identity,
+  identity: Identity,
+  input: ContactUpsertInput,
+  company: CompanyRecord | null,
+): Promise<UpsertResult> {
+  if (owners.email !== null && owners.phone !== null && owners.email !== owners.phone) {
+    throw identityConflict(owners.email, owners.phone);
+  }
+  const contactId = (owners.email ?? owners.phone) as string;
+  const matchedBy = owners.email !== null ? 'email' : 'phone';
+  const before = await lockContactRecord(trx, tenant, contactId);
+  if (!before) throw new Error(`contact ${contactId} holds an identity but does not exist`);
+
+  const wanted: ContactFields = {
+    first_name: input.first_name,
+    last_name: input.last_name,
+    title: input.title,
+    lifecycle_stage: input.lifecycle_stage,
+    owner_user_id: input.owner_user_id,
+    company_id: company?.id ?? input.company_id,
+    full_name: input.full_name,
+  };
+  if (input.full_name === undefined && (input.first_name !== undefined || input.last_name !== undefined)) {
+    wanted.full_name = deriveFullName(
+      input.first_name ?? before.first_name,
+      input.last_name ?? before.last_name,
+    );
+  }
+  if (input.tags !== undefined) wanted.tags = uniqueTags([...before.tags, ...input.tags]);
+  if (before.source === null && input.source !== undefined) wanted.source = input.source;
+  const changes = changedFields(before, wanted);
+  const after: ContactRecord = { ...before, ...changes };
+  if (changes.company_id !== undefined)
+    after.company = await companyLink(trx, tenant, changes.company_id, company);
+
+  const subRecords: SubRecordChange[] = [];
+  if (identity.email !== null && owners.email === null) {
+    const record = await attachIdentity(trx, tenant, 'email', before, identity);
+    subRecords.push({ type: 'email', action: 'added', record });
+    if (record.is_primary) after.email = identity.email;
+  }
+  if (identity.phone !== null && owners.phone === null) {
+    const record = await attachIdentity(trx, tenant, 'phone', before, identity);
+    subRecords.push({ type: 'phone', action: 'added', record });
+    if (record.is_primary) after.phone = identity.phone;
+  }
+
+  if (Object.keys(changes).length > 0 || subRecords.length > 0) {
+    after.updated_at = new Date();
+    await updateContact(
+      trx,
+      tenant,
+      contactId,
+      { ...changes, primary_email: after.email, primary_phone: after.phone },
+      after.updated_at,
+    ).catch(companyReferenceError);
+    await emitContactUpdated(trx, tenant, before, after, subRecords);
+  }
+  return { status: 200, body: { contact: after, created: false, matched_by: matchedBy } };
+}
+
+/** Adds the upsert's unknown identity to the matched contact; primary when the contact has none. */
+async function attachIdentity(
+  trx: Executor,
+  tenant: TenantScope,
+  kind: 'email' | 'phone',
+  contact: ContactRecord,
+  identity: Identity,
+) {
+  const channel = kind === 'email' ? EMAIL : PHONE;
+  const value = identity[kind] as string;
+  const record = await insertChannel(trx, channel, tenant, {
+    id: newId(),
+    contactId: contact.id,
+    value,
+    isPrimary: contact[kind] === null,
+    fields: { source: contact.source },
+  });
+  if (record) return record;
+  // Taken since the lookup, by a request that committed meanwhile.
+  const owners = await findIdentityOwners(trx, tenant, identity);
+  throw kind === 'email'
+    ? identityConflict(owners.email ?? contact.id, contact.id)
+    : identityConflict(contact.id, owners.phone ?? contact.id);
+}
+
+function identityConflict(emailContactId: string, phoneContactId: string) {
+  return errors.conflict(
+    'identity_conflict',
+    `The email belongs to contact ${emailContactId} and the phone to contact ${phoneContactId}; nothing was written.`,
+    { email_contact_id: emailContactId, phone_contact_id: phoneContactId },
+  );
+}
+
+export interface ContactPatch {
+  first_name?: string | null;
+  last_name?: string | null;
+  full_name?: string | null;
+  title?: string | null;
+  lifecycle_stage?: string | null;
+  company_id?: string | null;
+  owner_user_id?: string | null;
+  tags?: string[];
+  archived?: boolean;
+}
+
+/**
+ * `PATCH /crm/contacts/{id}` (and DELETE, as `archived: true`). `contact.updated` when a field
+ * changed (restoring an archived contact is such a change), `contact.archived` when archived.
+ */
+export async function patchContact(
+  db: Db,
+  tenant: TenantScope,
+  id: string,
+  patch: ContactPatch,
+): Promise<ContactRecord> {
+  return db.transaction().execute(async (trx) => {
+    const before = await lockContactRecord(trx, tenant, id);
+    if (!before) throw errors.notFound('Contact', id);
+    const { archived, tags, ...fields } = patch;
+    const wanted: ContactFields = { ...fields };
+    if (
+      fields.full_name === undefined &&
+      (fields.first_name !== undefined || fields.last_name !== undefined)
+    ) {
+      wanted.full_name = deriveFullName(
+        fields.first_name !== undefined ? fields.first_name : before.first_name,
+        fields.last_name !== undefined ? fields.last_name : before.last_name,
+      );
+    }
+    if (tags !== undefined) wanted.tags = uniqueTags(tags);
+    const archiving = archived === true && before.archived_at === null;
+    if (archived !== undefined && archived !== (before.archived_at !== null)) {
+      wanted.archived_at = archived ? new Date() : null;
+    }
+    const changes = changedFields(before, wanted);
+    if (Object.keys(changes).length === 0) return before;
+
+    const after: ContactRecord = { ...before, ...changes, updated_at: new Date() };
+    if (changes.company_id !== undefined)
+      after.company = await companyLink(trx, tenant, changes.company_id, null);
+    await updateContact(trx, tenant, id, changes, after.updated_at);
+    const { archived_at: _archivedAt, ...otherChanges } = changes;
+    if (!archiving || Object.keys(otherChanges).length > 0) {
+      await emitContactUpdated(
+        trx,
+        tenant,
+        archiving ? { ...before, archived_at: after.archived_at } : before,
+        after,
+      );
+    }
+    if (archiving) await emitContactArchived(trx, tenant, after);
+    return after;
+  });
+}
+
+/** The company link of a contact whose company_id changes; a company of another tenant is a 400. */
+async function companyLink(
+  trx: Executor,
+  tenant: TenantScope,
+  companyId: string | null,
+  known: CompanyRecord | null,
+): Promise<ContactRecord['company']> {
+  if (companyId === null) return null;
+  const company =
+    known?.id === companyId
+      ? known
+      : await getCompany(trx, tenant, companyId).catch(() => {
+          throw companyNotInTenant(companyId);
+        });
+  return { id: company.id, name: company.name, domain: company.domain };
+}
+
+function companyNotInTenant(companyId: string) {
+  return errors.invalidField('company_id', `is not a company of this client (${companyId})`);
+}
+
+/** A foreign-key failure on the contact's company is the caller's bad company_id. */
+function companyReferenceError(error: unknown): never {
+  const pgError = error as { code?: string; constraint?: string; parameters?: unknown };
+  if (pgError.code === '23503' && pgError.constraint?.includes('company_id')) {
+    throw errors.invalidField('company_id', 'is not a company of this client');
+  }
+  throw error;
+}
+
+export interface ContactQuery {
+  q?: string;
+  lifecycle?: string;
+  owner?: string;
+  company_id?: string;
+  email?: string;
+  phone?: string;
+  include_archived?: boolean;
+}
+
+export function searchContacts(
+  db: Executor,
+  tenant: TenantScope,
+  query: ContactQuery & { before?: string; limit: number },
+  defaultCountry: string,
+) {
+  return listContactRecords(db, tenant, {
+    namePattern: query.q !== undefined ? containsPattern(query.q) : undefined,
+    lifecycle: query.lifecycle,
+    owner: query.owner,
+    companyId: query.company_id,
+    email: query.email !== undefined ? normalizeEmail(query.email) : undefined,
+    phone: query.phone !== undefined ? normalizePhone(query.phone, defaultCountry) : undefined,
+    includeArchived: query.include_archived ?? false,
+    before: query.before,
+    limit: query.limit,
+  });
+}
+
+/** Tags trimmed, without empties or repeats, in the order given. */
+export function uniqueTags(tags: string[]): string[] {
+  return [...new Set(tags.map((tag) => tag.trim()).filter(Boolean))];
+}
+
+/** The entries of `wanted` (undefined meaning "not given") that differ from `current`. */
+function changedFields(current: ContactRecord, wanted: ContactFields): ContactFields {
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(wanted)) {
+    if (value === undefined) continue;
+    if (!sameValue(current[key as keyof ContactRecord], value)) changes[key] = value;
+  }
+  return changes as ContactFields;
+}
+
+/** Contacts by id, for other modules (list members); ids not of this tenant are left out. */
+export function contactsByIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<ContactRecord[]> {
+  return findContactRecords(db, tenant, ids);
+}
+
+/** Contacts matching a SQL predicate over `contacts AS c` (a smart list), newest first. */
+export function contactsWhere(
+  db: Executor,
+  tenant: TenantScope,
+  predicate: RawBuilder<boolean>,
+  page: { before?: string; limit: number },
+): Promise<ContactRecord[]> {
+  return listContactRecords(db, tenant, {
+    predicate,
+    includeArchived: true,
+    before: page.before,
+    limit: page.limit,
+  });
+}
