@@ -38,14 +38,14 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const tenantModules = [
   meRoutes,
   eventRoutes,
+  contactRoutes,
+  companyRoutes,
   pipelineRoutes,
   dealRoutes,
   activityRoutes,
   taskRoutes,
-  webhookRoutes,
-  contactRoutes,
-  companyRoutes,
   listRoutes,
+  webhookRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -126,9 +126,12 @@ export async function buildApp(
     { prefix: '/v1' },
   );
 
+  // Public, no key: the docs API and site.
   await app.register(docsRoutes);
-  await app.register(adminRoutes, { prefix: '/admin/v1' });
+  // The MCP endpoint resolves the key itself, per tool call (see src/mcp/routes.ts).
   await app.register(mcpRoutes, { prefix: '/v1' });
+  // The portal's back end, behind ADMIN_TOKEN.
+  await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,5 +1,4 @@
 import type { BenchContext, Section } from '../lib.ts';
-import { latencyTarget, ratioTarget } from '../lib.ts';
 
 const SEEDED_DEALS = 20_000;
 const SEEDED_ACTIVITIES = 100_000;
@@ -73,14 +72,10 @@ export default async function crmDeals(ctx: BenchContext): Promise<Section> {
   return {
     title: `CRM deals and activities (${SEEDED_DEALS.toLocaleString('en')} deals, ${SEEDED_ACTIVITIES.toLocaleString('en')} activities)`,
     measurements: [selectCeiling, insertCeiling, getDeal, createDeal, logActivity, timeline],
-    targets: [
-      ratioTarget('GET /v1/crm/deals/{id} ÷ SELECT ceiling', getDeal, selectCeiling, 0.6),
-      ratioTarget('POST /v1/crm/deals ÷ INSERT ceiling', createDeal, insertCeiling, 0.4),
-      ratioTarget('POST /v1/crm/activities ÷ INSERT ceiling', logActivity, insertCeiling, 0.4),
-      latencyTarget('timeline page p50', timeline.p50Ms, 20),
-    ],
+    // The issue sets no targets for deals and activities: these figures are reported for comparison.
+    targets: [],
     notes: [
-      'A deal creation is one transaction: default-pipeline lookup, INSERT, the event and its fan-out job;',
+      'A deal creation is one transaction: default-pipeline lookup, INSERT and the event row;',
       'an activity creation is one transaction with one INSERT and no event.',
     ],
   };
