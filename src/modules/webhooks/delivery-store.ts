@@ -13,13 +13,13 @@ import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts'
  *
  * The three statements run for every delivery (fan-out, claim, success) are named prepared
  * statements, one round trip each, committed without waiting for the WAL flush. Losing such a commit
- * in a database crash cannot lose an event: the fan-out job that inserted the deliveries completes
- * with a synchronous commit after them (which flushes them too), and a lost claim or success record
+ * in a database crash cannot lose an event: the outbox relay marks the event dispatched only after the
+ * deliveries are inserted, with a synchronous commit (which flushes them too), and a lost claim or success record
  * only makes the delivery be sent again — at least once, as promised.
  */
 
 export const DISPATCH_TASK = 'webhook_dispatch';
-/** Dispatch jobs run before queued fan-out jobs, so deliveries flow while a backlog of events is fanned out. */
+/** Dispatch jobs run before other queued jobs, so deliveries flow while a backlog of other work waits. */
 const DISPATCH_PRIORITY = -10;
 const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
 const ASYNC_COMMIT = `async_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;

@@ -14,7 +14,7 @@ export type EventConsumer = (db: Db, event: EventEnvelope, scope: EventScope) =>
 
 /**
  * The outbox relay, run by every worker process: claims a batch of committed, undispatched events
- * (FOR UPDATE SKIP LOCKED, so workers never share an event), hands each to every consumer, and marks
+ * (FOR NO KEY UPDATE SKIP LOCKED, so workers never share an event), hands each to every consumer, and marks
  * them dispatched in the claiming transaction. A worker that dies mid-batch rolls the claim back and
  * another worker runs the batch again; consumers are idempotent, so nothing is lost or doubled.
  * Returns true when the batch was full (there may be more right away).
@@ -27,7 +27,9 @@ export async function dispatchEvents(db: Db, consumers: EventConsumer[]): Promis
       .where('dispatched_at', 'is', null)
       .orderBy('id')
       .limit(BATCH)
-      .forUpdate()
+      // NO KEY UPDATE, not UPDATE: a consumer may insert rows referencing the event from another
+      // connection, and their foreign-key checks must not wait on this claim.
+      .forNoKeyUpdate()
       .skipLocked()
       .execute();
     if (rows.length === 0) return false;
