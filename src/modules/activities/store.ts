@@ -1,4 +1,5 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
 
@@ -35,11 +36,6 @@ export interface ActivitiesTable {
 
 export type ActivityRow = Selectable<ActivitiesTable>;
 export type ActivityChanges = Omit<Updateable<ActivitiesTable>, 'id' | 'org_id' | 'client_id' | 'created_at'>;
-
-interface TenantScope {
-  orgId: string;
-  clientId: string;
-}
 
 export interface TimelineFilter {
   contact_id?: string;

@@ -1,5 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
@@ -15,7 +16,6 @@ import {
   listCompanies,
   lockCompany,
   lockCompanyByDomain,
-  type TenantScope,
   updateCompany,
 } from './store.ts';
 

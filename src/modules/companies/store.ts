@@ -1,5 +1,6 @@
 import type { Generated, Selectable } from 'kysely';
 import { sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
 
@@ -24,11 +25,6 @@ declare module '../../platform/db/schema.ts' {
 }
 
 export type CompanyRow = Selectable<CompaniesTable>;
-
-export interface TenantScope {
-  orgId: string;
-  clientId: string;
-}
 
 /** The fields a caller may set on a company. */
 export interface CompanyFields {

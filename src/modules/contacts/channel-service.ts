@@ -1,3 +1,4 @@
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
@@ -15,13 +16,7 @@ import {
   updateChannel,
 } from './channel-store.ts';
 import { emitContactUpdated, type SubRecordChange, sameValue } from './events.ts';
-import {
-  type ContactRecord,
-  contactExists,
-  lockContactRecord,
-  type TenantScope,
-  updateContact,
-} from './store.ts';
+import { type ContactRecord, contactExists, lockContactRecord, updateContact } from './store.ts';
 
 /**
  * The rules of a contact's phones and emails: the value is unique in the tenant; the first one is

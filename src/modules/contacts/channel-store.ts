@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
-import type { TenantScope } from './store.ts';
 
 /**
  * A contact's phones and emails ("channels") follow the same rules: unique value per tenant, one

@@ -1,7 +1,8 @@
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
 import type { ChannelRecord } from './channel-store.ts';
-import type { ContactRecord, TenantScope } from './store.ts';
+import type { ContactRecord } from './store.ts';
 
 /** A phone or email added, changed or removed, as `contact.updated` reports it. */
 export interface SubRecordChange {

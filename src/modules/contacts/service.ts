@@ -1,4 +1,5 @@
 import type { RawBuilder } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
@@ -22,7 +23,6 @@ import {
   insertContactUnlessKnown,
   listContactRecords,
   lockContactRecord,
-  type TenantScope,
   updateContact,
 } from './store.ts';
 

@@ -1,12 +1,10 @@
 import type { Generated, Selectable } from 'kysely';
 import { type RawBuilder, sql } from 'kysely';
 import type pg from 'pg';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import { runPrepared } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
-import type { TenantScope } from '../companies/store.ts';
-
-export type { TenantScope } from '../companies/store.ts';
 
 export interface ContactsTable {
   id: string;

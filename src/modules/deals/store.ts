@@ -6,6 +6,7 @@ import {
   sql,
   type Updateable,
 } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
 
@@ -41,11 +42,6 @@ export interface DealsTable {
 
 export type DealRow = Selectable<DealsTable>;
 export type DealChanges = Omit<Updateable<DealsTable>, 'id' | 'org_id' | 'client_id' | 'created_at'>;
-
-interface TenantScope {
-  orgId: string;
-  clientId: string;
-}
 
 export interface DealFilter {
   pipeline_id?: string;

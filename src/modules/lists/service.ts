@@ -1,4 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db, Executor } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
@@ -23,7 +24,6 @@ import {
   listStaticMembers,
   lockList,
   shareList,
-  type TenantScope,
   UNSUBSCRIBED_PHONE,
   updateList,
 } from './store.ts';

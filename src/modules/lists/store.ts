@@ -1,9 +1,7 @@
 import { type ColumnType, type Generated, type RawBuilder, type Selectable, sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
-import type { TenantScope } from '../companies/store.ts';
-
-export type { TenantScope } from '../companies/store.ts';
 
 import type { FilterNode } from './filter.ts';
 

@@ -1,4 +1,5 @@
 import { type Generated, type Selectable, sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -30,11 +31,6 @@ export interface PipelineStagesTable {
 
 export type PipelineRow = Selectable<PipelinesTable>;
 export type StageRow = Selectable<PipelineStagesTable>;
-
-interface TenantScope {
-  orgId: string;
-  clientId: string;
-}
 
 export interface NewStage {
   id: string;

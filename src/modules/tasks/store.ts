@@ -1,4 +1,5 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
 
@@ -33,11 +34,6 @@ export interface TasksTable {
 
 export type TaskRow = Selectable<TasksTable>;
 export type TaskChanges = Omit<Updateable<TasksTable>, 'id' | 'org_id' | 'client_id' | 'created_at'>;
-
-interface TenantScope {
-  orgId: string;
-  clientId: string;
-}
 
 export interface TaskFilter {
   status?: TaskStatus;

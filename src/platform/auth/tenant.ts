@@ -17,6 +17,9 @@ export interface Tenant {
   key: ApiKeyRow;
 }
 
+/** The tenant a row belongs to: what every store function filters by. A `Tenant` is one. */
+export type TenantScope = Pick<Tenant, 'orgId' | 'clientId'>;
+
 declare module 'fastify' {
   interface FastifyRequest {
     tenant: Tenant;

@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
+import type { TenantScope } from '../auth/tenant.ts';
 import { newEventId } from '../db/ids.ts';
 import type { Executor } from '../db/pool.ts';
 
-export interface EventScope {
-  orgId: string;
-  clientId: string;
-}
+/** The tenant an event belongs to. */
+export type EventScope = TenantScope;
 
 /** The event as receivers and `GET /v1/events` see it. */
 export interface EventEnvelope {
