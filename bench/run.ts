@@ -4,6 +4,7 @@
  * command line), prints the figures and writes them to docs/performance.md.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,6 +73,8 @@ async function main(): Promise<void> {
     DATABASE_URL: database.url,
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
+    // Every role shares these, as in production: a process with DATABASE_URL refuses to start without them.
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     SEED_DEMO: 'false',
     HOST: '127.0.0.1',

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,17 +8,31 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from 'fastify';
+import { trustProxyOption } from './config.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { activityRoutes } from './modules/activities/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import {
+  voiceSimulatorCallRoutes,
+  voiceSimulatorScriptRoutes,
+} from './modules/admin/voice-simulator-routes.ts';
+import { agentRoutes } from './modules/agents/routes.ts';
+import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
+import { callRoutes } from './modules/calls/routes.ts';
+import { callIdOfProviderCall } from './modules/calls/service.ts';
+import { callsVoice } from './modules/calls/voice.ts';
 import { companyRoutes } from './modules/companies/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
 import { docsRoutes } from './modules/docs/routes.ts';
+import { emailSimulatorRoutes } from './modules/email/admin-routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
+import { fuelRoutes } from './modules/fuel/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
+import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
@@ -28,6 +42,8 @@ import type { Platform } from './platform/context.ts';
 import { installErrorHandling } from './platform/http/errors.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
+import { installRequestMetrics } from './platform/http/request-metrics.ts';
+import { recordRouteTable } from './platform/http/route-table.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
 import { installValidation } from './platform/http/validation.ts';
 
@@ -46,6 +62,10 @@ const tenantModules = [
   taskRoutes,
   listRoutes,
   webhookRoutes,
+  fuelRoutes,
+  numberRoutes,
+  agentRoutes,
+  callRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -54,12 +74,13 @@ export async function buildApp(
   options: { extraTenantRoutes?: FastifyPluginAsync[] } = {},
 ): Promise<FastifyInstance> {
   const { config } = platform;
-  setPageTokenSecret(createHmac('sha256', platform.secrets.encryptionKey).update('page-tokens').digest());
+  const [current, ...previous] = platform.secrets.encryptionKey.derive('page-tokens');
+  setPageTokenSecret(current, previous);
 
   const app = Fastify({
     loggerInstance: platform.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: 1_048_576,
     requestIdHeader: false,
     genReqId: (request) => {
@@ -69,9 +90,11 @@ export async function buildApp(
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('platform', platform);
+  recordRouteTable(app);
   app.addSchema(ErrorBody);
   installValidation(app);
   installErrorHandling(app);
+  installRequestMetrics(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -93,6 +116,8 @@ export async function buildApp(
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}`,
     },
+    // Paths stay whole (`/v1/...`) whatever the server URL holds.
+    stripBasePath: false,
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -133,6 +158,17 @@ export async function buildApp(
   // The portal's back end, behind ADMIN_TOKEN.
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
+  await app.register(emailSimulatorRoutes, { prefix: '/admin/v1' });
+  await app.register(voiceSimulatorScriptRoutes, { prefix: '/admin/v1' });
+  const voice = callsVoice(platform);
+  await app.register(voiceSimulatorCallRoutes, {
+    prefix: '/admin/v1',
+    voice,
+    callIdOf: (providerCallId) => callIdOfProviderCall(platform.db, voice.name, providerCallId),
+  });
+  // Provider callbacks: outside /v1, no API key, signature-verified.
+  await app.register(voiceHookRoutes, { voice });
+  await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

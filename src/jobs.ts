@@ -1,17 +1,24 @@
+import { agentJobs } from './modules/agents/jobs.ts';
+import { callJobs } from './modules/calls/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
-import { dispatchEvents, type EventConsumer } from './platform/events/fan-out.ts';
+import { type EventConsumer, relayEvents } from './platform/events/outbox-relay.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
-/** Every background task and cron entry of the service, in one place. A module adds its own here. */
+/**
+ * Every background task and cron entry of the service, in one place. A module adds its own here.
+ * Each task and loop is the edge of its use case: it opens its own transactions with `inTransaction`.
+ */
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const webhooks = webhookJobs(platform);
   const eventConsumers: EventConsumer[] = [webhooks.consumer];
   const walletIndex = walletIndexJobs(platform);
+  const agents = agentJobs(platform);
+  const calls = callJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -22,20 +29,24 @@ export function jobRegistry(platform: Platform): JobRegistry {
       },
       ...walletIndex.tasks,
       ...webhooks.tasks,
+      ...agents.tasks,
+      ...calls.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
       `* * * * * ${TASK_REMINDERS_TASK}`,
-      ...walletIndex.crontab,
       ...webhooks.crontab,
+      ...agents.crontab,
     ],
     loops: [
       {
         name: 'events_outbox',
         intervalMs: config.outboxPollMs,
-        run: () => dispatchEvents(db, eventConsumers),
+        run: () => relayEvents(db, eventConsumers),
       },
       ...webhooks.loops,
+      ...walletIndex.loops,
+      ...calls.loops,
     ],
     startup: [...walletIndex.startup],
   };

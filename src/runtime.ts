@@ -2,21 +2,27 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { buildFeedApp } from './feed/app.ts';
 import { jobRegistry } from './jobs.ts';
 import { seedDemo } from './modules/admin/seed.ts';
+import { buildStatusApp } from './modules/health/app.ts';
+import { webhookSecretColumn } from './modules/webhooks/signing.ts';
 import { createPlatform, listenForKeyChanges, type Platform } from './platform/context.ts';
 import { startEmbeddedPostgres } from './platform/db/embedded.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { type DatabaseHandle, openDatabase } from './platform/db/pool.ts';
+import { connectRateLimitStore } from './platform/http/rate-limit.ts';
 import { startWorker, type Worker } from './platform/jobs/runner.ts';
+import { type Reencrypted, reencrypt, type SealedColumn } from './platform/sealed-columns.ts';
 import { loadSecrets } from './platform/secrets.ts';
 
 export type Role = 'api' | 'worker' | 'feed';
+
+/** Every column of secrets sealed at rest; a module that seals one adds it here. */
+const SEALED_COLUMNS: SealedColumn[] = [webhookSecretColumn];
 export const ALL_ROLES: Role[] = ['api', 'worker', 'feed'];
 
 export function createLogger(config: Config): Logger {
@@ -46,20 +52,32 @@ export function createLogger(config: Config): Logger {
 interface Database {
   handle: DatabaseHandle;
   stopEmbedded: (() => Promise<void>) | null;
+  /** True on the very first start of the embedded database in `DATA_DIR`. */
+  createdEmbedded: boolean;
 }
 
 /** The configured PostgreSQL, or the embedded one in `DATA_DIR` when `DATABASE_URL` is unset. */
 export async function connectDatabase(config: Config, log: Logger, poolSize = 20): Promise<Database> {
+  const poolOptions = { max: poolSize, connectTimeoutMs: config.databaseConnectTimeoutMs };
   if (config.databaseUrl) {
-    return { handle: openDatabase(config.databaseUrl, { max: poolSize }), stopEmbedded: null };
+    return {
+      handle: openDatabase(config.databaseUrl, poolOptions),
+      stopEmbedded: null,
+      createdEmbedded: false,
+    };
   }
   const password = await embeddedPassword(config.dataDir);
   const embedded = await startEmbeddedPostgres(path.join(config.dataDir, 'postgres'), {
     password,
     log: (line) => log.debug({ component: 'postgres' }, line),
+    warn: (message) => log.warn({ dataDir: config.dataDir }, message),
   });
   log.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
-  return { handle: openDatabase(embedded.url, { max: poolSize }), stopEmbedded: embedded.stop };
+  return {
+    handle: openDatabase(embedded.url, poolOptions),
+    stopEmbedded: embedded.stop,
+    createdEmbedded: embedded.created,
+  };
 }
 
 async function embeddedPassword(dataDir: string): Promise<string> {
@@ -78,6 +96,8 @@ export interface Service {
   feed: FastifyInstance | null;
   worker: Worker | null;
   stop(): Promise<void>;
+  /** When a stop takes too long: stops the embedded PostgreSQL at once, leaving the rest to the exit. */
+  kill(): Promise<void>;
 }
 
 /** Starts the given roles in this process against one database. */
@@ -86,21 +106,15 @@ export async function startService(
   roles: Role[],
   log = createLogger(config),
 ): Promise<Service> {
+  const secrets = await loadSecrets(config);
   const database = await connectDatabase(config, log);
   const stops: Array<() => Promise<void>> = [];
   try {
     await migrate(database.handle);
-    const secrets = await loadSecrets(config);
-    const redis = config.redisUrl
-      ? new Redis(config.redisUrl, {
-          maxRetriesPerRequest: 1,
-          enableOfflineQueue: false,
-          connectTimeout: 2000,
-        })
-      : null;
+    const redis = await connectRateLimitStore(config, log);
     const platform = createPlatform(config, database.handle, secrets, redis, log);
 
-    if (config.seedDemo) await printFirstStart(platform);
+    await firstStart(platform, database.createdEmbedded);
 
     let api: FastifyInstance | null = null;
     let feed: FastifyInstance | null = null;
@@ -127,6 +141,12 @@ export async function startService(
       stops.push(() => worker!.stop());
       log.info('worker running');
     }
+    if (config.metricsPort) {
+      const status = await buildStatusApp(platform);
+      await status.listen({ port: config.metricsPort, host: config.host });
+      stops.push(() => status.close());
+      log.info({ url: `http://${config.host}:${config.metricsPort}/metrics` }, 'metrics listening');
+    }
 
     let stopping: Promise<void> | null = null;
     return {
@@ -143,6 +163,9 @@ export async function startService(
           await database.stopEmbedded?.();
         })();
         return stopping;
+      },
+      kill: async () => {
+        await database.stopEmbedded?.();
       },
     };
   } catch (error) {
@@ -163,8 +186,27 @@ export async function runMigrations(config: Config, log = createLogger(config)):
   }
 }
 
-async function printFirstStart(platform: Platform): Promise<void> {
-  const demo = await seedDemo(platform.db);
+/**
+ * The demo agency (when `SEED_DEMO` is on) and the generated admin token. Their secrets are printed
+ * only where a person reads them: on a terminal, or on the very first start of the embedded database
+ * (stdout is then a developer's console, not yet a log store). The admin token is generated, and so
+ * printed, once.
+ */
+async function firstStart(platform: Platform, createdEmbedded: boolean): Promise<void> {
+  const { config, secrets, log } = platform;
+  const demo = config.seedDemo ? await seedDemo(platform.db) : null;
+  const print = process.stdout.isTTY === true || createdEmbedded;
+  const tokenFile = path.join(config.dataDir, 'admin-token');
+  if (!print) {
+    if (demo)
+      log.warn(
+        { orgId: demo.orgId },
+        'demo agency created; its keys are not printed where stdout is not a terminal: mint keys with the admin API',
+      );
+    if (secrets.adminTokenCreated)
+      log.warn({ file: tokenFile }, 'admin token generated; read it from the file');
+    return;
+  }
   const lines: string[] = [];
   if (demo) {
     lines.push(
@@ -173,10 +215,18 @@ async function printFirstStart(platform: Platform): Promise<void> {
       `  client key: ${demo.clientKey}   (client ${demo.clientId})`,
     );
   }
-  if (platform.secrets.adminTokenCreated) {
-    lines.push(
-      `  admin token: ${platform.secrets.adminToken}   (saved in ${path.join(platform.config.dataDir, 'admin-token')})`,
-    );
-  }
+  if (secrets.adminTokenCreated) lines.push(`  admin token: ${secrets.adminToken}   (saved in ${tokenFile})`);
   if (lines.length > 0) process.stdout.write(`\n${lines.join('\n')}\n\n`);
+}
+
+/** `npm start -- rotate-keys`: re-seals every secret at rest under the first key of `ENCRYPTION_KEYS`. */
+export async function rotateKeys(config: Config, log = createLogger(config)): Promise<Reencrypted[]> {
+  const secrets = await loadSecrets(config);
+  const database = await connectDatabase(config, log, 2);
+  try {
+    return await reencrypt(database.handle.db, secrets.encryptionKey, SEALED_COLUMNS);
+  } finally {
+    await database.handle.close();
+    await database.stopEmbedded?.();
+  }
 }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
@@ -10,7 +9,9 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { jobRegistry } from '../src/jobs.ts';
 import { createPlatform, listenForKeyChanges, type Platform } from '../src/platform/context.ts';
 import { type DatabaseHandle, openDatabase } from '../src/platform/db/pool.ts';
+import { connectRateLimitStore } from '../src/platform/http/rate-limit.ts';
 import { startWorker, type Worker } from '../src/platform/jobs/runner.ts';
+import { loadSecrets } from '../src/platform/secrets.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -82,18 +83,8 @@ export async function buildTestApp(
   const config = loadConfig(testEnv(testDb.url, overrides));
   const database = openDatabase(testDb.url, { max: 30 });
   const log = pino({ level: config.logLevel });
-  const redis = config.redisUrl ? new Redis(config.redisUrl) : null;
-  const platform = createPlatform(
-    config,
-    database,
-    {
-      adminToken: ADMIN_TOKEN,
-      encryptionKey: Buffer.from(ENCRYPTION_KEY, 'base64'),
-      adminTokenCreated: false,
-    },
-    redis,
-    log,
-  );
+  const redis = await connectRateLimitStore(config, log);
+  const platform = createPlatform(config, database, await loadSecrets(config), redis, log);
   const listener = await listenForKeyChanges(platform);
   const app = await buildApp(platform, options);
   await app.ready();

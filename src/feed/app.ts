@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { trustProxyOption } from '../config.ts';
 import {
   gzipped,
   type ServedSnapshot,
@@ -12,8 +13,9 @@ import {
   type SnapshotFormat,
 } from '../modules/wallet-feed/snapshot-service.ts';
 import type { Platform } from '../platform/context.ts';
-import { ApiError, installErrorHandling } from '../platform/http/errors.ts';
+import { errors, installErrorHandling } from '../platform/http/errors.ts';
 import { installRateLimit } from '../platform/http/rate-limit.ts';
+import { installRequestMetrics } from '../platform/http/request-metrics.ts';
 
 const CONTENT_TYPES: Record<SnapshotFormat, string> = {
   json: 'application/json; charset=utf-8',
@@ -40,10 +42,11 @@ export async function buildFeedApp(
   const app = Fastify({
     loggerInstance: platform.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
   });
   app.decorate('platform', platform);
   installErrorHandling(app);
+  installRequestMetrics(app);
   const cache =
     options.cache ??
     new SnapshotCache(
@@ -80,12 +83,9 @@ export async function buildFeedApp(
       feed.get(`/snapshot.${format}`, async (request, reply) => {
         const served = await cache.current();
         if (!served) {
-          throw new ApiError(
-            503,
-            'service_unavailable',
+          throw errors.unavailable(
             'The wallet snapshot has not been built yet; retry later.',
-            undefined,
-            { 'retry-after': String(NOT_READY_RETRY_SECONDS) },
+            NOT_READY_RETRY_SECONDS,
           );
         }
         return send(request, reply, served, format, maxAge);

@@ -1,90 +1,86 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildCatalog, type OpenApiDocument } from './catalog.ts';
+import type { RouteEntry } from '../platform/http/route-table.ts';
+import { buildCatalog } from './catalog.ts';
 
-const ok = { 200: { description: 'ok' } };
-
-const document: OpenApiDocument = {
-  components: {
-    schemas: {
-      Address: {
-        $id: 'Address',
-        type: 'object',
-        properties: { city: { type: 'string', description: 'City name.' } },
-      },
-      Node: { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } },
-    },
+const shared = {
+  Address: {
+    $id: 'Address',
+    type: 'object',
+    properties: { city: { type: 'string', description: 'City name.' } },
   },
-  paths: {
-    '/v1/things/{id}': {
-      patch: {
-        operationId: 'things.update',
-        summary: 'Update a thing',
-        parameters: [
-          { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
-          { name: 'dry_run', in: 'query', description: 'Validate only.', schema: { type: 'boolean' } },
-          { name: 'idempotency-key', in: 'header', schema: { type: 'string' } },
-          { name: 'x-service-client-id', in: 'header', schema: { type: 'string' } },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                properties: { name: { type: 'string' }, address: { $ref: '#/components/schemas/Address' } },
-                required: ['name'],
-              },
-            },
-          },
-        },
-        responses: ok,
-      } as never,
-      put: {
-        operationId: 'things.replace',
-        summary: 'Replace a thing',
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': { schema: { type: 'object', properties: { id: { type: 'string' } } } },
-          },
-        },
-      },
-    },
-    '/v1/things/bulk': {
-      post: {
-        operationId: 'things.bulk',
-        summary: 'Add many things.',
-        requestBody: {
-          content: {
-            'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Node' } } },
-          },
-        },
-      },
-    },
-    '/v1/docs/pages': { get: { operationId: 'docs.pages.list', summary: 'List pages' } },
-    '/v1/mcp': { post: { operationId: 'mcp.serve', summary: 'MCP' } },
-    '/v1/openapi.json': { get: { operationId: 'openapi.get', summary: 'Document' } },
-    '/healthz': { get: { operationId: 'health.get', summary: 'Alive' } },
-    '/v1/untitled': { get: { summary: 'No operationId' } },
-  },
+  Node: { $id: 'Node', type: 'object', properties: { child: { $ref: 'Node#' } } },
 };
 
-describe('tool catalog from an OpenAPI document', () => {
-  const tools = buildCatalog(document);
+const routes: RouteEntry[] = [
+  {
+    method: 'PATCH',
+    url: '/v1/things/:id',
+    schema: {
+      operationId: 'things.update',
+      summary: 'Update a thing',
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      querystring: {
+        type: 'object',
+        properties: { dry_run: { type: 'boolean', description: 'Validate only.' } },
+      },
+      headers: {
+        type: 'object',
+        properties: { 'idempotency-key': { type: 'string' }, 'x-service-client-id': { type: 'string' } },
+      },
+      body: {
+        type: 'object',
+        properties: { name: { type: 'string' }, address: { $ref: 'Address#' } },
+        required: ['name'],
+      },
+    },
+  },
+  {
+    method: 'PUT',
+    url: '/v1/things/:id',
+    schema: {
+      operationId: 'things.replace',
+      summary: 'Replace a thing',
+      params: { type: 'object', properties: { id: { type: 'string' } } },
+      body: { type: 'object', properties: { id: { type: 'string' } } },
+    },
+  },
+  {
+    method: 'POST',
+    url: '/v1/things/bulk',
+    schema: {
+      operationId: 'things.bulk',
+      summary: 'Add many things.',
+      body: { type: 'array', items: { $ref: 'Node#' } },
+    },
+  },
+  {
+    method: 'HEAD',
+    url: '/v1/docs/pages',
+    schema: { operationId: 'docs.list', summary: 'List pages' },
+  },
+  { method: 'GET', url: '/v1/docs/pages', schema: { operationId: 'docs.list', summary: 'List pages' } },
+  { method: 'GET', url: '/v1/hidden', schema: { operationId: 'hidden.get', summary: 'Hidden', hide: true } },
+  { method: 'POST', url: '/v1/mcp', schema: { operationId: 'mcp.serve', summary: 'MCP' } },
+  { method: 'GET', url: '/v1/openapi.json', schema: { operationId: 'openapi.get', summary: 'Document' } },
+  { method: 'GET', url: '/healthz', schema: { operationId: 'health.get', summary: 'Alive' } },
+  { method: 'GET', url: '/v1/untitled', schema: { summary: 'No operationId' } },
+];
+
+describe('tool catalog from the route table', () => {
+  const tools = buildCatalog(routes, shared);
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
-  test('one tool per operation with an operationId under /v1, sorted, the MCP route and the document excluded', () => {
+  test('one tool per operation with an operationId under /v1, sorted; hidden routes, HEAD, the MCP route and the document excluded', () => {
     assert.deepEqual(
       tools.map((tool) => tool.name),
       ['docs.list', 'things.bulk', 'things.replace', 'things.update'],
     );
   });
 
-  test('the alias map gives docs.pages.list the spec name docs.list, in its toolset', () => {
+  test('a tool is named by its operationId, in the toolset of its first segment', () => {
     const tool = byName.get('docs.list');
-    assert.equal(tool?.operationId, 'docs.pages.list');
+    assert.equal(tool?.operationId, 'docs.list');
     assert.equal(tool?.underscoreName, 'docs_list');
     assert.equal(tool?.toolset, 'docs');
   });
@@ -133,8 +129,12 @@ describe('tool catalog from an OpenAPI document', () => {
     const properties = tool?.inputSchema.properties as Record<string, any>;
     assert.deepEqual(Object.keys(properties), ['body', 'idempotency_key']);
     assert.equal(properties.body.type, 'array');
-    assert.deepEqual(properties.body.items.properties.child, { $ref: '#/components/schemas/Node' });
-    assert.equal(tool?.inputSchema.required, undefined, 'an optional body is not required');
+    assert.deepEqual(properties.body.items.properties.child, { $ref: 'Node#' });
+    assert.deepEqual(
+      tool?.inputSchema.required,
+      ['body'],
+      'Fastify wants the body of a route with a body schema',
+    );
     assert.equal(tool?.title, 'Add many things.');
     assert.match(tool?.description ?? '', /^Add many things\.\n\nREST: POST/);
   });

@@ -1,7 +1,10 @@
+import type { RouteEntry } from '../platform/http/route-table.ts';
+
 /**
- * The MCP tool catalog, derived from the OpenAPI document: every REST operation becomes a tool named
- * after its `operationId`, with the operation's path, query and body parameters merged into one
- * input schema. A route added to the API becomes a tool with no MCP code written.
+ * The MCP tool catalog, derived from Fastify's route table: every REST operation becomes a tool
+ * named after its `operationId`, with the route's path, query and body schemas merged into one input
+ * schema. A route added to the API becomes a tool with no MCP code written. The route table, not the
+ * OpenAPI document, is the source, so nothing in the document (its `servers`) can change the tools.
  */
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -23,7 +26,7 @@ export interface ToolAnnotations {
 }
 
 export interface ToolDefinition {
-  /** The dotted name, which is the `operationId` (or its alias). */
+  /** The dotted name, which is the `operationId`. */
   name: string;
   /** The same name with `_` for `.`, for clients that refuse dots. */
   underscoreName: string;
@@ -42,15 +45,6 @@ export interface ToolDefinition {
   hasBody: boolean;
 }
 
-/**
- * Tool names that differ from the operationId. SPEC.md names the docs tools `docs.list` and
- * `docs.get`; the docs API's operations for those are `docs.pages.list` and `docs.pages.get`.
- */
-export const TOOL_NAME_ALIASES: Readonly<Record<string, string>> = {
-  'docs.pages.list': 'docs.list',
-  'docs.pages.get': 'docs.get',
-};
-
 export const MAX_TOOL_NAME_LENGTH = 64;
 export const IDEMPOTENCY_ARGUMENT = 'idempotency_key';
 /** The argument that carries the whole request body when it cannot be merged with the parameters. */
@@ -63,41 +57,69 @@ export function isExcludedPath(path: string): boolean {
   return !path.startsWith('/v1/') || path === '/v1/mcp' || path === '/v1/openapi.json';
 }
 
-interface OpenApiParameter {
+/** A request parameter, as the route's schemas give it. */
+interface Parameter {
   name: string;
-  in: 'path' | 'query' | 'header' | 'cookie';
-  required?: boolean;
-  description?: string;
-  schema?: JsonSchema;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  schema: JsonSchema;
 }
 
-interface OpenApiOperation {
-  operationId?: string;
+/** What a tool is made of: one route's method, path and request schemas. */
+interface Operation {
+  operationId: string;
   summary?: string;
   description?: string;
-  parameters?: OpenApiParameter[];
-  requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
+  parameters: Parameter[];
+  body?: JsonSchema;
 }
 
-export interface OpenApiDocument {
-  info?: { version?: string };
-  paths?: Record<string, Record<string, OpenApiOperation>>;
-  components?: { schemas?: Record<string, JsonSchema> };
-}
-
-/** Every tool of the API, sorted by name so the order is stable. */
-export function buildCatalog(document: OpenApiDocument): ToolDefinition[] {
-  const resolve = refResolver(document.components?.schemas ?? {});
+/**
+ * Every tool of the API, sorted by name so the order is stable. `sharedSchemas` are those added with
+ * `app.addSchema()`, which a route schema may reference as `Name#`.
+ */
+export function buildCatalog(
+  routes: readonly RouteEntry[],
+  sharedSchemas: Record<string, JsonSchema> = {},
+): ToolDefinition[] {
+  const resolve = refResolver(sharedSchemas);
   const tools: ToolDefinition[] = [];
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (isExcludedPath(path)) continue;
-    for (const method of METHODS) {
-      const operation = item[method.toLowerCase()];
-      if (!operation?.operationId) continue;
-      tools.push(toolOf(path, method, operation, resolve));
-    }
+  for (const route of routes) {
+    const method = route.method as HttpMethod;
+    const path = route.url.replace(/:(\w+)/g, '{$1}');
+    if (!METHODS.includes(method) || isExcludedPath(path) || route.schema?.hide) continue;
+    const operation = operationOf(route);
+    if (operation) tools.push(toolOf(path, method, operation, resolve));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function operationOf(route: RouteEntry): Operation | null {
+  const { schema } = route;
+  if (!schema?.operationId) return null;
+  const parameters = [
+    ...parametersOf(schema.params as JsonSchema | undefined, 'path'),
+    ...parametersOf(schema.querystring as JsonSchema | undefined, 'query'),
+    ...parametersOf(schema.headers as JsonSchema | undefined, 'header'),
+  ];
+  return {
+    operationId: schema.operationId,
+    summary: schema.summary,
+    description: schema.description,
+    parameters,
+    body: schema.body as JsonSchema | undefined,
+  };
+}
+
+function parametersOf(object: JsonSchema | undefined, where: Parameter['in']): Parameter[] {
+  const properties = (object?.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((object?.required as string[] | undefined) ?? []);
+  return Object.entries(properties).map(([name, schema]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    schema,
+  }));
 }
 
 /** The underscore form of a tool name: `crm.contacts.list` → `crm_contacts_list`. */
@@ -108,23 +130,19 @@ export function underscoreName(name: string): string {
 function toolOf(
   path: string,
   method: HttpMethod,
-  operation: OpenApiOperation,
+  operation: Operation,
   resolve: (schema: JsonSchema | undefined) => JsonSchema,
 ): ToolDefinition {
-  const operationId = operation.operationId as string;
-  const name = TOOL_NAME_ALIASES[operationId] ?? operationId;
+  const name = operation.operationId;
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const targets = new Map<string, ArgumentTarget>();
 
-  for (const parameter of operation.parameters ?? []) {
-    if (parameter.in === 'cookie') continue;
+  for (const parameter of operation.parameters) {
     const argument = parameter.in === 'header' ? headerArgument(parameter.name) : parameter.name;
     if (argument === null) continue;
-    const schema = resolve(parameter.schema);
-    const description = parameter.description ?? (schema.description as string | undefined);
-    properties[argument] = description ? { ...schema, description } : schema;
-    if (parameter.required || parameter.in === 'path') required.push(argument);
+    properties[argument] = resolve(parameter.schema);
+    if (parameter.required) required.push(argument);
     targets.set(
       argument,
       parameter.in === 'header'
@@ -133,7 +151,7 @@ function toolOf(
     );
   }
 
-  const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+  const bodySchema = operation.body;
   if (bodySchema) {
     const body = resolve(bodySchema);
     const fields = mergeableFields(body);
@@ -146,7 +164,8 @@ function toolOf(
     } else {
       properties[BODY_ARGUMENT] = { ...body, description: body.description ?? 'The request body.' };
       targets.set(BODY_ARGUMENT, { in: 'body' });
-      if (operation.requestBody?.required) required.push(BODY_ARGUMENT);
+      // Fastify wants a body wherever the route has a body schema.
+      required.push(BODY_ARGUMENT);
     }
   }
 
@@ -172,7 +191,7 @@ function toolOf(
     name,
     underscoreName: underscoreName(name),
     toolset: name.split('.')[0],
-    operationId,
+    operationId: name,
     method,
     path,
     title,
@@ -206,7 +225,7 @@ function mergeableFields(body: JsonSchema): Record<string, JsonSchema> | null {
 function describe(
   method: HttpMethod,
   path: string,
-  operation: OpenApiOperation,
+  operation: Operation,
   targets: ReadonlyMap<string, ArgumentTarget>,
 ): string {
   const lines = [sentence(operation.summary ?? operation.operationId ?? '')];
@@ -223,20 +242,21 @@ function sentence(text: string): string {
 }
 
 /**
- * Inlines `#/components/schemas/...` references, so every input schema stands alone, and drops `$id`
- * so a component used twice does not declare the same id twice.
+ * A standalone copy of a route schema: references to shared schemas (`Name#`) inlined, `$id` and
+ * TypeBox's symbol keys dropped, so every input schema stands alone and a shared schema used twice
+ * does not declare the same id twice.
  */
-function refResolver(components: Record<string, JsonSchema>): (schema: JsonSchema | undefined) => JsonSchema {
+function refResolver(shared: Record<string, JsonSchema>): (schema: JsonSchema | undefined) => JsonSchema {
   const inline = (value: unknown, seen: readonly string[]): unknown => {
     if (Array.isArray(value)) return value.map((item) => inline(item, seen));
     if (value === null || typeof value !== 'object') return value;
     const object = value as JsonSchema;
     const ref = object.$ref;
-    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
-      const componentName = ref.slice('#/components/schemas/'.length);
-      const target = components[componentName];
+    if (typeof ref === 'string') {
+      const name = ref.replace(/#$/, '');
+      const target = shared[name];
       // A recursive schema keeps its reference rather than unfolding forever.
-      if (target && !seen.includes(componentName)) return inline(target, [...seen, componentName]);
+      if (target && !seen.includes(name)) return inline(target, [...seen, name]);
     }
     const copy: JsonSchema = {};
     for (const [key, item] of Object.entries(object)) {

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { publicUrl } from '../config.ts';
 import { looksLikeKey } from '../platform/auth/keys.ts';
 import { CLIENT_HEADER, resolveTenant } from '../platform/auth/tenant.ts';
-import { ApiError, errors } from '../platform/http/errors.ts';
+import { errors } from '../platform/http/errors.ts';
 import { Query } from '../platform/http/schemas.ts';
-import type { OpenApiDocument } from './catalog.ts';
 import { answerDirectly } from './direct.ts';
 import { createToolHandler, type Exchange, type ServerInfo } from './server.ts';
-import { CatalogViews, viewOptions } from './views.ts';
+import { CatalogViews, catalogSource, viewOptions } from './views.ts';
 
 const McpQuery = Query({
   tool_names: Type.Optional(
@@ -81,14 +81,14 @@ const CORS_ALLOWED_HEADERS = [
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { platform } = app;
-  const catalog = new CatalogViews(() => app.swagger() as OpenApiDocument);
+  const catalog = new CatalogViews(() => catalogSource(app));
   let info: ServerInfo | null = null;
   const serverInfo = (): ServerInfo =>
     (info ??= { name: 'agency-platform', title: 'Agency Platform API', version: catalog.apiVersion() });
   const handler = createToolHandler(app, serverInfo);
   app.addHook('onClose', async () => handler.close());
   const allowedOrigins = new Set(platform.config.mcpAllowedOrigins.map(normalizeOrigin));
-  const endpointUrl = `${platform.config.publicBaseUrl}/v1/mcp`;
+  const endpointUrl = publicUrl(platform.config, '/v1/mcp');
 
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
@@ -143,9 +143,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const methodNotAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('allow', 'POST, OPTIONS');
-    throw new ApiError(
-      405,
-      'method_not_allowed',
+    throw errors.methodNotAllowed(
       `${request.method} is not supported: the MCP endpoint is stateless and takes POST only (no SSE stream, no sessions).`,
     );
   };

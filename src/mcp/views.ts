@@ -1,5 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import { errors } from '../platform/http/errors.ts';
-import { buildCatalog, type OpenApiDocument, type ToolDefinition } from './catalog.ts';
+import type { RouteEntry } from '../platform/http/route-table.ts';
+import { buildCatalog, type ToolDefinition } from './catalog.ts';
 
 /** How a client asked for the catalog on the endpoint URL. */
 export interface ViewOptions {
@@ -27,22 +29,38 @@ export interface CatalogView {
   byName: ReadonlyMap<string, ToolDefinition>;
 }
 
+/** Where the catalog comes from: the app's route table and shared schemas, and the API version. */
+export interface CatalogSource {
+  routes: readonly RouteEntry[];
+  sharedSchemas: Record<string, Record<string, unknown>>;
+  version: string;
+}
+
+/** The catalog source of a ready app (the version is the one the OpenAPI document states). */
+export function catalogSource(app: FastifyInstance): CatalogSource {
+  return {
+    routes: app.routeTable,
+    sharedSchemas: app.getSchemas() as CatalogSource['sharedSchemas'],
+    version: (app.swagger() as { info?: { version?: string } }).info?.version ?? '',
+  };
+}
+
 /**
  * Builds each view of the catalog once. The catalog is read lazily, on the first request after the
- * app is ready, because the OpenAPI document only then holds every route.
+ * app is ready, because the route table only then holds every route.
  */
 export class CatalogViews {
   private catalog: readonly ToolDefinition[] | null = null;
   private version = '';
   private readonly views = new Map<string, CatalogView>();
 
-  constructor(private readonly document: () => OpenApiDocument) {}
+  constructor(private readonly source: () => CatalogSource) {}
 
   all(): readonly ToolDefinition[] {
     if (!this.catalog) {
-      const document = this.document();
-      this.catalog = buildCatalog(document);
-      this.version = document.info?.version ?? '';
+      const source = this.source();
+      this.catalog = buildCatalog(source.routes, source.sharedSchemas);
+      this.version = source.version;
     }
     return this.catalog;
   }

@@ -1,44 +1,55 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.ts';
+import { type Config, ConfigError } from '../config.ts';
+import { Keyring } from './crypto.ts';
 
 export interface Secrets {
   adminToken: string;
-  /** 32 bytes for AES-256-GCM (webhook secrets) and for signing page tokens. */
-  encryptionKey: Buffer;
+  /** AES-256-GCM keys of secrets at rest (webhook secrets), also the root of page-token signing. */
+  encryptionKey: Keyring;
   /** True when the admin token was generated on this start: it is printed once. */
   adminTokenCreated: boolean;
 }
 
 /**
- * `ADMIN_TOKEN` and `ENCRYPTION_KEY` come from the environment; without them they are generated
- * once into `DATA_DIR` (mode 0600) and read back on later starts.
+ * `ADMIN_TOKEN` and `ENCRYPTION_KEY(S)` come from the environment. On the embedded database alone,
+ * where one process owns `DATA_DIR`, they are generated once into it (mode 0600) and read back on
+ * later starts. With `DATABASE_URL` several processes share one database, and each would generate
+ * its own: so there they must be given.
  */
 export async function loadSecrets(config: Config): Promise<Secrets> {
+  requireSharedSecrets(config);
   const admin = config.adminToken
     ? { value: config.adminToken, created: false }
     : await readOrCreate(
         path.join(config.dataDir, 'admin-token'),
         () => `adm_${randomBytes(32).toString('base64url')}`,
       );
-  const encryption = config.encryptionKey
-    ? { value: config.encryptionKey, created: false }
-    : await readOrCreate(path.join(config.dataDir, 'encryption-key'), () =>
-        randomBytes(32).toString('base64'),
-      );
-  return {
-    adminToken: admin.value,
-    encryptionKey: toKey(encryption.value),
-    adminTokenCreated: admin.created,
-  };
+  const keys = config.encryptionKeys.length ? config.encryptionKeys : [await generatedKey(config.dataDir)];
+  return { adminToken: admin.value, encryptionKey: new Keyring(keys), adminTokenCreated: admin.created };
 }
 
-/** A base64 32-byte key is used as is; any other string is stretched with SHA-256. */
-function toKey(value: string): Buffer {
-  const decoded = Buffer.from(value, 'base64');
-  if (decoded.length === 32 && /^[A-Za-z0-9+/]+=*$/.test(value)) return decoded;
-  return createHash('sha256').update(value).digest();
+export function requireSharedSecrets(config: Config): void {
+  if (!config.databaseUrl) return;
+  const missing = [
+    config.adminToken ? null : 'ADMIN_TOKEN',
+    config.encryptionKeys.length ? null : 'ENCRYPTION_KEY',
+  ].filter(Boolean);
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    `with DATABASE_URL set, ADMIN_TOKEN and ENCRYPTION_KEY (or ENCRYPTION_KEYS) must both be given (missing: ${missing.join(', ')}): ` +
+      'every process on one database must share them, or webhook secrets, page tokens and the admin token ' +
+      'of one process fail in another. Generate each with: openssl rand -base64 32',
+  );
+}
+
+async function generatedKey(dataDir: string): Promise<Buffer> {
+  const file = path.join(dataDir, 'encryption-key');
+  const { value } = await readOrCreate(file, () => randomBytes(32).toString('base64'));
+  const key = Buffer.from(value, 'base64');
+  if (key.length !== 32) throw new ConfigError(`${file} does not hold a base64 32-byte key`);
+  return key;
 }
 
 async function readOrCreate(file: string, make: () => string): Promise<{ value: string; created: boolean }> {

@@ -400,6 +400,24 @@ describe('contacts', () => {
       assert.equal(bad.body.error, 'invalid_request');
     });
 
+    test('a page token is bound to the filters, whatever their order in the query string', async () => {
+      const first = await list('GET', '/crm/contacts?limit=1&lifecycle=lead&include_archived=true');
+      assert.equal(first.body.data.length, 1);
+      const token = encodeURIComponent(first.body.next_page_token);
+      const next = await list(
+        'GET',
+        `/crm/contacts?include_archived=true&page_token=${token}&lifecycle=lead&limit=1`,
+      );
+      assert.equal(next.status, 200);
+      assert.deepEqual([first.body.data[0].id, next.body.data[0].id], [ids.under, ids.maria]);
+      const otherFilter = await list(
+        'GET',
+        `/crm/contacts?lifecycle=customer&include_archived=true&page_token=${token}`,
+      );
+      assert.equal(otherFilter.status, 400);
+      assert.equal(otherFilter.body.error, 'invalid_request');
+    });
+
     test('q is served by the trigram index, not a sequential scan', async () => {
       const client = await t.database.pool.connect();
       try {

@@ -231,6 +231,22 @@ describe('lists', () => {
       assert.deepEqual(await memberIds(list.id), [company.id, dealId].sort());
     });
 
+    test('a deal member comes back with its deal, as GET /crm/deals/{id} shows it', async () => {
+      const list = (await call('POST', '/crm/lists', { name: 'Pipeline review' })).body.list;
+      const created = await call('POST', '/crm/deals', { name: 'Big one', amount: 5000, tags: ['q4'] });
+      const deal = created.body.deal;
+      await call('POST', `/crm/lists/${list.id}/members`, { entity_ids: [deal.id], entity_type: 'deal' });
+      await call('POST', `/crm/lists/${list.id}/members`, { contact_ids: [people.lead] });
+
+      const members = (await call('GET', `/crm/lists/${list.id}/members`)).body.data;
+      const dealMember = members.find((m: any) => m.entity_type === 'deal');
+      assert.deepEqual(dealMember.deal, (await call('GET', `/crm/deals/${deal.id}`)).body.deal);
+      assert.deepEqual([dealMember.contact, dealMember.company], [null, null]);
+      const contactMember = members.find((m: any) => m.entity_type === 'contact');
+      assert.equal(contactMember.contact.id, people.lead);
+      assert.equal(contactMember.deal, null);
+    });
+
     test('exclusions apply on read: archived, do-not-call, unsubscribed', async () => {
       const list = (await call('POST', '/crm/lists', { name: 'Everyone' })).body.list;
       await call('POST', `/crm/lists/${list.id}/members`, { contact_ids: Object.values(people) });

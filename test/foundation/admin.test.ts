@@ -28,7 +28,8 @@ describe('admin API', () => {
     const created = await call('POST', '/orgs', { name: 'Acme Agency' });
     assert.equal(created.statusCode, 201);
     const { org } = created.json();
-    assert.deepEqual(Object.keys(org).sort(), ['features', 'house_client_id', 'id', 'name']);
+    assert.deepEqual(Object.keys(org).sort(), ['features', 'house_client_id', 'id', 'name', 'timezone']);
+    assert.equal(org.timezone, null);
     assert.equal(org.name, 'Acme Agency');
     assert.deepEqual(org.features, { sdr_outbound: false });
 
@@ -46,6 +47,27 @@ describe('admin API', () => {
     assert.equal((await call('GET', '/orgs/not-a-uuid')).statusCode, 400);
     assert.equal((await call('POST', '/orgs', {})).statusCode, 400);
     assert.equal((await call('PATCH', `/orgs/${org.id}`, { features: { other: true } })).statusCode, 400);
+  });
+
+  test('orgs: an IANA time zone is set, read and cleared; anything else is 400 naming timezone', async () => {
+    const { org } = (await call('POST', '/orgs', { name: 'Zoned Agency' })).json();
+    const zoned = await call('PATCH', `/orgs/${org.id}`, { timezone: 'America/New_York' });
+    assert.equal(zoned.statusCode, 200, zoned.body);
+    assert.equal(zoned.json().org.timezone, 'America/New_York');
+    assert.equal((await call('GET', `/orgs/${org.id}`)).json().org.timezone, 'America/New_York');
+    assert.equal(
+      (await call('PATCH', `/orgs/${org.id}`, { name: 'Renamed' })).json().org.timezone,
+      'America/New_York',
+      'kept when not given',
+    );
+    for (const timezone of ['Mars/Olympus_Mons', 'EST', 'america/new_york', '+02:00', 'not a zone']) {
+      const refused = await call('PATCH', `/orgs/${org.id}`, { timezone });
+      assert.equal(refused.statusCode, 400, timezone);
+      assert.equal(refused.json().details.fields[0].field, 'timezone');
+    }
+    assert.equal((await call('GET', `/orgs/${org.id}`)).json().org.timezone, 'America/New_York');
+    const cleared = await call('PATCH', `/orgs/${org.id}`, { timezone: null });
+    assert.equal(cleared.json().org.timezone, null);
   });
 
   test('clients and keys', async () => {

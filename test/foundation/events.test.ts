@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { emit } from '../../src/platform/events/emit.ts';
-import { dispatchEvents } from '../../src/platform/events/fan-out.ts';
+import { relayEvents } from '../../src/platform/events/outbox-relay.ts';
 import { buildTestApp, createTenant, eventually, type TestApp, type TestTenant } from '../helpers.ts';
 
 describe('events and pagination', () => {
@@ -35,8 +35,8 @@ describe('events and pagination', () => {
     const consumer = async (_db: unknown, received: { id: string }) => {
       seen.push(received.id);
     };
-    await Promise.all([dispatchEvents(t.platform.db, [consumer]), dispatchEvents(t.platform.db, [consumer])]);
-    await dispatchEvents(t.platform.db, [consumer]);
+    await Promise.all([relayEvents(t.platform.db, [consumer]), relayEvents(t.platform.db, [consumer])]);
+    await relayEvents(t.platform.db, [consumer]);
     assert.equal(seen.filter((id) => id === event.id).length, 1);
   });
 
@@ -47,9 +47,9 @@ describe('events and pagination', () => {
     const failing = async (_db: unknown, received: { id: string }) => {
       if (received.id === event.id) throw new Error('receiver store down');
     };
-    await assert.rejects(dispatchEvents(t.platform.db, [failing]));
+    await assert.rejects(relayEvents(t.platform.db, [failing]));
     const seen: string[] = [];
-    await dispatchEvents(t.platform.db, [
+    await relayEvents(t.platform.db, [
       async (_db: unknown, received: { id: string }) => {
         seen.push(received.id);
       },

@@ -1,57 +1,11 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { freePort } from '../../src/platform/db/embedded.ts';
-import { ADMIN_TOKEN, createTestDatabase, eventually } from '../helpers.ts';
-
-const root = path.resolve(import.meta.dirname, '../..');
-
-interface Started {
-  child: ChildProcess;
-  port: number;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-async function startProcess(role: string, env: Record<string, string>): Promise<Started> {
-  const port = await freePort();
-  const feedPort = await freePort();
-  const baseEnv = { ...process.env };
-  delete baseEnv.DATABASE_URL;
-  delete baseEnv.REDIS_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
-    cwd: root,
-    env: { ...baseEnv, PORT: String(port), FEED_PORT: String(feedPort), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`exited early: ${output}`);
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      return response.ok;
-    },
-    120_000,
-    200,
-  );
-  return { child, port, output: () => output, exited };
-}
-
-async function stop(started: Started): Promise<number | null> {
-  started.child.kill('SIGTERM');
-  return started.exited;
-}
+import { ADMIN_TOKEN, createTestDatabase, ENCRYPTION_KEY } from '../helpers.ts';
+import { startProcess, stopProcess as stop } from '../processes.ts';
 
 describe('processes', () => {
   test('npm start on the embedded database: demo credentials once, data kept across restarts, clean SIGTERM', async () => {
@@ -83,6 +37,7 @@ describe('processes', () => {
       const second = await startProcess('serve', { DATA_DIR: dataDir });
       try {
         assert.ok(!second.output().includes('agency key:'), 'demo credentials are printed only once');
+        assert.ok(!second.output().includes(adminToken), 'the admin token is printed only once');
         const again = await fetch(`${api(second.port)}/v1/me`, {
           headers: { authorization: `Bearer ${agencyKey}` },
         });
@@ -108,6 +63,7 @@ describe('processes', () => {
       DATABASE_URL: database.url,
       REDIS_URL: process.env.REDIS_URL ?? '',
       ADMIN_TOKEN,
+      ENCRYPTION_KEY,
       SEED_DEMO: 'false',
       DATA_DIR: path.join(os.tmpdir(), 'ap-redis-test'),
     };

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { OpenApiDocument } from '../../src/mcp/catalog.ts';
 import { answerDirectly } from '../../src/mcp/direct.ts';
 import { createToolHandler, type Exchange, type ServerInfo, type ToolHandler } from '../../src/mcp/server.ts';
-import { CatalogViews, viewOptions } from '../../src/mcp/views.ts';
+import { CatalogViews, catalogSource, viewOptions } from '../../src/mcp/views.ts';
 import { createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import { startMcpApp } from './support.ts';
 
@@ -137,7 +136,7 @@ describe('direct answers to tools/list and tools/call are the SDK answers', () =
   before(async () => {
     ({ t } = await startMcpApp());
     tenant = await createTenant(t.app);
-    catalog = new CatalogViews(() => t.app.swagger() as OpenApiDocument);
+    catalog = new CatalogViews(() => catalogSource(t.app));
     handler = createToolHandler(t.app, () => SERVER_INFO);
   });
   after(async () => {

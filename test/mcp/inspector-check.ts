@@ -47,7 +47,13 @@ async function main(): Promise<number> {
         ADMIN_TOKEN: adminToken,
         SEED_DEMO: 'false',
         LOG_LEVEL: 'warn',
-        ...(database ? { DATABASE_URL: database.url } : {}),
+        // With DATABASE_URL a process must be given its encryption key (see docs/pages/platform/deployment.md).
+        ...(database
+          ? {
+              DATABASE_URL: database.url,
+              ENCRYPTION_KEY: process.env.ENCRYPTION_KEY ?? randomBytes(32).toString('base64'),
+            }
+          : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

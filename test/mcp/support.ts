@@ -9,13 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { newId } from '../../src/platform/db/ids.ts';
 import { errors } from '../../src/platform/http/errors.ts';
 import { runIdempotent } from '../../src/platform/http/idempotency.ts';
-import {
-  decodePageToken,
-  pageQuerySchema,
-  pageSchema,
-  pageScope,
-  toPage,
-} from '../../src/platform/http/pagination.ts';
+import { byId, pageQuerySchema, pageSchema, paginate } from '../../src/platform/http/pagination.ts';
 import {
   Body,
   errorResponses,
@@ -145,16 +139,13 @@ export const widgetRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(Widget), ...errorResponses() },
       },
     },
-    async (request) => {
-      const { limit = 50, page_token } = request.query;
-      const scope = pageScope('testkit.widgets', request.tenant);
-      const before = decodePageToken(page_token, scope)?.[0] as string | undefined;
-      const rows = shelf(request.tenant.orgId, request.tenant.clientId)
-        .filter((widget) => before === undefined || widget.id < before)
-        .sort((a, b) => (a.id < b.id ? 1 : -1))
-        .slice(0, limit + 1);
-      return toPage(rows, limit, scope, (row) => [row.id]);
-    },
+    async (request) =>
+      paginate(request, byId, async (page) =>
+        shelf(request.tenant.orgId, request.tenant.clientId)
+          .filter((widget) => page.after === undefined || widget.id < page.after)
+          .sort((a, b) => (a.id < b.id ? 1 : -1))
+          .slice(0, page.limit),
+      ),
   );
 
   app.get(

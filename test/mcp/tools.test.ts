@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { isExcludedPath, TOOL_NAME_ALIASES } from '../../src/mcp/catalog.ts';
+import { isExcludedPath } from '../../src/mcp/catalog.ts';
 import { createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import { connect, type McpClient, resultBody, rpc, startMcpApp } from './support.ts';
 
@@ -44,7 +44,7 @@ describe('MCP tools: generated from the route table', () => {
         if (!operation || isExcludedPath(path)) continue;
         assert.ok(operation.operationId, `${method.toUpperCase()} ${path} has an operationId`);
         operations.push({
-          name: TOOL_NAME_ALIASES[operation.operationId] ?? operation.operationId,
+          name: operation.operationId,
           method: method.toUpperCase(),
           path,
         });

@@ -1,10 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import { pageSchema } from '../../platform/http/pagination.ts';
+import { pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
 import { ActivitySchema, CreateActivityBody, TimelineQuery, UpdateActivityBody } from './schemas.ts';
-import { createActivity, deleteActivity, getActivity, listTimelinePage, updateActivity } from './service.ts';
+import {
+  createActivity,
+  deleteActivity,
+  getActivity,
+  searchActivities,
+  timelineKeyset,
+  updateActivity,
+} from './service.ts';
 
 const tags = ['crm'];
 const ActivityEnvelope = Type.Object({ activity: ActivitySchema });
@@ -23,7 +31,8 @@ export const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(ActivitySchema), ...errorResponses() },
       },
     },
-    async (request) => listTimelinePage(db, request.tenant, { limit: 50, ...request.query }),
+    async (request) =>
+      paginate(request, timelineKeyset, (page) => searchActivities(db, request.tenant, request.query, page)),
   );
 
   app.post(
@@ -72,7 +81,9 @@ export const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      activity: await updateActivity(db, request.tenant, request.params.id, request.body),
+      activity: await inTransaction(db, (trx) =>
+        updateActivity(trx, request.tenant, request.params.id, request.body),
+      ),
     }),
   );
 
@@ -88,7 +99,7 @@ export const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteActivity(db, request.tenant, request.params.id);
+      await inTransaction(db, (trx) => deleteActivity(trx, request.tenant, request.params.id));
       reply.code(204).send(null);
     },
   );

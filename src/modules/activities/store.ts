@@ -1,7 +1,8 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -53,7 +54,7 @@ function activitiesOf(db: Executor, tenant: TenantScope) {
 }
 
 export function insertActivity(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   activity: Omit<Insertable<ActivitiesTable>, 'org_id' | 'client_id'>,
 ) {
@@ -68,7 +69,7 @@ export function findActivity(db: Executor, tenant: TenantScope, id: string) {
   return activitiesOf(db, tenant).where('id', '=', id).executeTakeFirst();
 }
 
-export function updateActivity(trx: Executor, tenant: TenantScope, id: string, changes: ActivityChanges) {
+export function updateActivity(trx: Trx, tenant: TenantScope, id: string, changes: ActivityChanges) {
   return trx
     .updateTable('activities')
     .set(changes)
@@ -79,7 +80,7 @@ export function updateActivity(trx: Executor, tenant: TenantScope, id: string, c
     .executeTakeFirst();
 }
 
-export function deleteActivity(trx: Executor, tenant: TenantScope, id: string) {
+export function deleteActivity(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .deleteFrom('activities')
     .where('org_id', '=', tenant.orgId)
@@ -89,27 +90,29 @@ export function deleteActivity(trx: Executor, tenant: TenantScope, id: string) {
     .executeTakeFirst();
 }
 
-/** The timeline: newest `performed_at` first, keyset on (performed_at, id); `limit + 1` rows. */
+/** Where a page of the timeline starts: the last row's `performed_at` and id. */
+export interface TimelineCursor {
+  performedAt: Date;
+  id: string;
+}
+
+/** The timeline: newest `performed_at` first, keyset on (performed_at, id). */
 export function listTimeline(
   db: Executor,
   tenant: TenantScope,
   filter: TimelineFilter,
-  page: { before?: { performedAt: Date; id: string }; limit: number },
+  page: PageRequest<TimelineCursor>,
 ) {
   let query = activitiesOf(db, tenant);
   if (filter.contact_id) query = query.where('contact_id', '=', filter.contact_id);
   if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
   if (filter.deal_id) query = query.where('deal_id', '=', filter.deal_id);
   if (filter.activity_type) query = query.where('activity_type', '=', filter.activity_type);
-  const before = page.before;
-  if (before) {
+  const after = page.after;
+  if (after) {
     query = query.where(({ eb, refTuple, tuple }) =>
-      eb(refTuple('performed_at', 'id'), '<', tuple(before.performedAt, before.id)),
+      eb(refTuple('performed_at', 'id'), '<', tuple(after.performedAt, after.id)),
     );
   }
-  return query
-    .orderBy('performed_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit + 1)
-    .execute();
+  return query.orderBy('performed_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
 }

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireAdminToken } from '../../platform/auth/admin-token.ts';
-import { Body, DateTime, Uuid } from '../../platform/http/schemas.ts';
-import { ApiKeySchema } from '../me/routes.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.ts';
+import { ApiKeySchema } from '../me/schemas.ts';
 import * as admin from './service.ts';
 
 const Org = Type.Object({
@@ -10,6 +11,7 @@ const Org = Type.Object({
   name: Type.String(),
   house_client_id: Uuid(),
   features: Type.Object({ sdr_outbound: Type.Boolean() }),
+  timezone: Nullable(Type.String({ description: 'IANA time zone of the org; null is UTC.' })),
 });
 const Client = Type.Object({ id: Uuid(), org_id: Uuid(), name: Type.String() });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -23,7 +25,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/orgs', { schema: { ...hidden, body: Body({ name: Name }) } }, async (request, reply) => {
     reply.code(201);
-    return { org: await admin.createOrg(db, request.body) };
+    return { org: await inTransaction(db, (trx) => admin.createOrg(trx, request.body)) };
   });
 
   app.get(
@@ -43,11 +45,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Body({
           name: Type.Optional(Name),
           features: Type.Optional(Body({ sdr_outbound: Type.Optional(Type.Boolean()) })),
+          timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
         }),
         response: { 200: Type.Object({ org: Org }) },
       },
     },
-    async (request) => ({ org: await admin.updateOrg(db, request.params.orgId, request.body) }),
+    async (request) => ({
+      org: await inTransaction(db, (trx) => admin.updateOrg(trx, request.params.orgId, request.body)),
+    }),
   );
 
   app.post(
@@ -62,7 +67,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       reply.code(201);
-      return { client: await admin.createClient(db, request.params.orgId, request.body) };
+      return {
+        client: await inTransaction(db, (trx) => admin.createClient(trx, request.params.orgId, request.body)),
+      };
     },
   );
 
@@ -85,7 +92,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       reply.code(201);
-      return admin.mintKey(db, request.params.orgId, request.body);
+      return inTransaction(db, (trx) => admin.mintKey(trx, request.params.orgId, request.body));
     },
   );
 
@@ -93,7 +100,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/keys/:keyId',
     { schema: { ...hidden, params: Type.Object({ keyId: Uuid() }) } },
     async (request, reply) => {
-      await admin.revokeKey(db, request.params.keyId);
+      await inTransaction(db, (trx) => admin.revokeKey(trx, request.params.keyId));
       app.platform.keys.evict(request.params.keyId);
       reply.code(204).send();
     },
@@ -112,6 +119,6 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Object({ fuel: Type.Object({ balance: Type.Integer() }) }) },
       },
     },
-    async (request) => admin.grantFuel(db, request.params.orgId, request.body),
+    async (request) => inTransaction(db, (trx) => admin.grantFuel(trx, request.params.orgId, request.body)),
   );
 };

@@ -1,5 +1,11 @@
 import type { Db } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
+import { createNumber } from '../numbers/service.ts';
 import * as admin from './service.ts';
+
+/** 555-0100 to 0199 are reserved for fiction: no demo message can reach a real phone. */
+const DEMO_HOUSE_NUMBER = '+12025550100';
+const DEMO_CLIENT_NUMBER = '+12025550101';
 
 export interface DemoCredentials {
   orgId: string;
@@ -8,18 +14,31 @@ export interface DemoCredentials {
   clientKey: string;
 }
 
-/** On the first start with an empty database: a demo agency with one client and a key of each kind. */
+/**
+ * On the first start with an empty database: a demo agency with one client, a key of each kind,
+ * FUEL, and a phone number for the house client and the demo client.
+ */
 export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   const any = await db.selectFrom('orgs').select('id').limit(1).executeTakeFirst();
   if (any) return null;
-  const org = await admin.createOrg(db, { name: 'Demo Agency' });
-  const client = await admin.createClient(db, org.id, { name: 'Demo Client' });
-  const agency = await admin.mintKey(db, org.id, { name: 'Demo agency key', kind: 'agency' });
-  const clientKey = await admin.mintKey(db, org.id, {
-    name: 'Demo client key',
-    kind: 'client',
-    client_id: client.id,
+  return inTransaction(db, async (trx) => {
+    const org = await admin.createOrg(trx, { name: 'Demo Agency' });
+    const client = await admin.createClient(trx, org.id, { name: 'Demo Client' });
+    const agency = await admin.mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' });
+    const clientKey = await admin.mintKey(trx, org.id, {
+      name: 'Demo client key',
+      kind: 'client',
+      client_id: client.id,
+    });
+    await admin.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
+    // Both numbers are E.164 already, so the default country is never consulted.
+    await createNumber(trx, org.id, { number: DEMO_HOUSE_NUMBER, label: 'Demo house number' }, 'US');
+    await createNumber(
+      trx,
+      org.id,
+      { number: DEMO_CLIENT_NUMBER, client_id: client.id, label: 'Demo client number' },
+      'US',
+    );
+    return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
   });
-  await admin.grantFuel(db, org.id, { amount: 1000, reason: 'Demo grant' });
-  return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
 }

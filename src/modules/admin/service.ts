@@ -2,9 +2,9 @@ import { sql } from 'kysely';
 import { generateKey, publicApiKey } from '../../platform/auth/keys.ts';
 import { KEYS_CHANNEL } from '../../platform/context.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
-import { changeFuel } from '../fuel/service.ts';
+import * as fuel from '../fuel/service.ts';
 import * as store from './store.ts';
 
 export function publicOrg(row: store.OrgRow) {
@@ -13,6 +13,7 @@ export function publicOrg(row: store.OrgRow) {
     name: row.name,
     house_client_id: row.house_client_id,
     features: { sdr_outbound: row.features.sdr_outbound === true },
+    timezone: row.timezone,
   };
 }
 
@@ -20,36 +21,54 @@ export function publicClient(row: store.ClientRow) {
   return { id: row.id, org_id: row.org_id, name: row.name };
 }
 
-export function createOrg(db: Db, input: { name: string }) {
-  return db.transaction().execute(async (trx) => {
-    const row = await store.insertOrg(trx, { id: newId(), name: input.name, houseClientId: newId() });
-    return publicOrg(row);
-  });
+export async function createOrg(trx: Trx, input: { name: string }) {
+  const row = await store.insertOrg(trx, { id: newId(), name: input.name, houseClientId: newId() });
+  return publicOrg(row);
 }
 
-export async function getOrg(db: Db, orgId: string) {
+export async function getOrg(db: Executor, orgId: string) {
   const row = await store.findOrg(db, orgId);
   if (!row) throw errors.notFound('Org', orgId);
   return publicOrg(row);
 }
 
-export async function updateOrg(
-  db: Db,
-  orgId: string,
-  input: { name?: string; features?: { sdr_outbound?: boolean } },
-) {
-  return db.transaction().execute(async (trx) => {
-    const current = await store.findOrg(trx, orgId);
-    if (!current) throw errors.notFound('Org', orgId);
-    const features = input.features ? { ...current.features, ...input.features } : undefined;
-    const row = await store.updateOrg(trx, orgId, { name: input.name, features });
-    return publicOrg(row!);
-  });
+export async function getClient(db: Executor, orgId: string, clientId: string) {
+  const row = await store.findClient(db, orgId, clientId);
+  if (!row) throw errors.notFound('Client', clientId);
+  return publicClient(row);
 }
 
-export async function createClient(db: Db, orgId: string, input: { name: string }) {
-  if (!(await store.findOrg(db, orgId))) throw errors.notFound('Org', orgId);
-  return publicClient(await store.insertClient(db, { id: newId(), orgId, name: input.name }));
+export async function updateOrg(
+  trx: Trx,
+  orgId: string,
+  input: { name?: string; features?: { sdr_outbound?: boolean }; timezone?: string | null },
+) {
+  const current = await store.findOrg(trx, orgId);
+  if (!current) throw errors.notFound('Org', orgId);
+  const features = input.features ? { ...current.features, ...input.features } : undefined;
+  const timezone = input.timezone ? await ianaTimeZone(trx, input.timezone) : input.timezone;
+  const row = await store.updateOrg(trx, orgId, { name: input.name, features, timezone });
+  return publicOrg(row!);
+}
+
+/** An IANA time zone name exactly as written (`America/New_York`, `UTC`); 400 naming `timezone` otherwise. */
+async function ianaTimeZone(db: Executor, name: string): Promise<string> {
+  let known = name === 'UTC' || name.includes('/');
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+  } catch {
+    known = false;
+  }
+  // PostgreSQL counts the days in it, so it must know the zone too.
+  if (!known || !(await store.timeZoneKnown(db, name))) {
+    throw errors.invalidField('timezone', 'must be an IANA time zone such as America/New_York or UTC');
+  }
+  return name;
+}
+
+export async function createClient(trx: Trx, orgId: string, input: { name: string }) {
+  if (!(await store.findOrg(trx, orgId))) throw errors.notFound('Org', orgId);
+  return publicClient(await store.insertClient(trx, { id: newId(), orgId, name: input.name }));
 }
 
 export interface MintKeyInput {
@@ -62,11 +81,11 @@ export interface MintKeyInput {
 }
 
 /** Mints a key; the cleartext is in this answer only. */
-export async function mintKey(db: Db, orgId: string, input: MintKeyInput) {
-  if (!(await store.findOrg(db, orgId))) throw errors.notFound('Org', orgId);
+export async function mintKey(trx: Trx, orgId: string, input: MintKeyInput) {
+  if (!(await store.findOrg(trx, orgId))) throw errors.notFound('Org', orgId);
   if (input.kind === 'client') {
     if (!input.client_id) throw errors.invalidField('client_id', 'is required for a client key');
-    if (!(await store.findClient(db, orgId, input.client_id)))
+    if (!(await store.findClient(trx, orgId, input.client_id)))
       throw errors.notFound('Client', input.client_id);
   } else if (input.client_id !== undefined) {
     throw errors.invalidField('client_id', `is only accepted for client keys, not ${input.kind} keys`);
@@ -75,7 +94,7 @@ export async function mintKey(db: Db, orgId: string, input: MintKeyInput) {
     throw errors.invalidField('expires_at', 'must be in the future');
   }
   const secret = generateKey(input.kind);
-  const row = await store.insertApiKey(db, {
+  const row = await store.insertApiKey(trx, {
     id: newId(),
     orgId,
     clientId: input.kind === 'client' ? input.client_id! : null,
@@ -92,18 +111,14 @@ export async function mintKey(db: Db, orgId: string, input: MintKeyInput) {
 }
 
 /** Revokes a key; every API process drops it from its cache through NOTIFY, so it is refused at once. */
-export async function revokeKey(db: Db, keyId: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const key = await store.findApiKey(trx, keyId);
-    if (!key) throw errors.notFound('API key', keyId);
-    await store.revokeApiKey(trx, keyId);
-    await sql`SELECT pg_notify(${KEYS_CHANNEL}, ${keyId})`.execute(trx);
-  });
+export async function revokeKey(trx: Trx, keyId: string): Promise<void> {
+  const key = await store.findApiKey(trx, keyId);
+  if (!key) throw errors.notFound('API key', keyId);
+  await store.revokeApiKey(trx, keyId);
+  await sql`SELECT pg_notify(${KEYS_CHANNEL}, ${keyId})`.execute(trx);
 }
 
-export async function grantFuel(db: Db, orgId: string, input: { amount: number; reason?: string }) {
-  const balance = await db
-    .transaction()
-    .execute((trx) => changeFuel(trx, orgId, input.amount, input.reason ?? null));
+export async function grantFuel(trx: Trx, orgId: string, input: { amount: number; reason?: string }) {
+  const balance = await fuel.grantFuel(trx, orgId, { amount: input.amount, note: input.reason ?? null });
   return { fuel: { balance } };
 }

@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { Executor } from '../../platform/db/pool.ts';
+import { type Selectable, sql } from 'kysely';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { ClientsTable, OrgsTable } from '../../platform/db/schema.ts';
 
 export type OrgRow = Selectable<OrgsTable>;
@@ -19,7 +19,7 @@ export function findClient(db: Executor, orgId: string, clientId: string) {
 }
 
 export async function insertOrg(
-  trx: Executor,
+  trx: Trx,
   org: { id: string; name: string; houseClientId: string },
 ): Promise<OrgRow> {
   const row = await trx
@@ -40,15 +40,16 @@ export async function insertOrg(
 }
 
 export function updateOrg(
-  trx: Executor,
+  trx: Trx,
   orgId: string,
-  changes: { name?: string; features?: Record<string, unknown> },
+  changes: { name?: string; features?: Record<string, unknown>; timezone?: string | null },
 ) {
   return trx
     .updateTable('orgs')
     .set({
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.features !== undefined ? { features: JSON.stringify(changes.features) } : {}),
+      ...(changes.timezone !== undefined ? { timezone: changes.timezone } : {}),
       updated_at: new Date(),
     })
     .where('id', '=', orgId)
@@ -56,7 +57,7 @@ export function updateOrg(
     .executeTakeFirst();
 }
 
-export function insertClient(trx: Executor, client: { id: string; orgId: string; name: string }) {
+export function insertClient(trx: Trx, client: { id: string; orgId: string; name: string }) {
   return trx
     .insertInto('clients')
     .values({ id: client.id, org_id: client.orgId, name: client.name })
@@ -65,7 +66,7 @@ export function insertClient(trx: Executor, client: { id: string; orgId: string;
 }
 
 export function insertApiKey(
-  trx: Executor,
+  trx: Trx,
   key: {
     id: string;
     orgId: string;
@@ -99,7 +100,7 @@ export function insertApiKey(
     .executeTakeFirstOrThrow();
 }
 
-export function revokeApiKey(trx: Executor, keyId: string) {
+export function revokeApiKey(trx: Trx, keyId: string) {
   return trx
     .updateTable('api_keys')
     .set({ revoked_at: new Date() })
@@ -107,6 +108,16 @@ export function revokeApiKey(trx: Executor, keyId: string) {
     .where('revoked_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
+}
+
+/** Whether PostgreSQL knows the time zone by this name. */
+export async function timeZoneKnown(db: Executor, name: string): Promise<boolean> {
+  const row = await db
+    .selectFrom(sql<{ name: string }>`pg_timezone_names`.as('z'))
+    .select('z.name')
+    .where('z.name', '=', name)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export function findApiKey(db: Executor, keyId: string) {

@@ -1,13 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import {
-  decodePageToken,
-  pageQuerySchema,
-  pageSchema,
-  pageScope,
-  toPage,
-} from '../../platform/http/pagination.ts';
+import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import {
   Body,
   errorResponses,
@@ -15,35 +10,9 @@ import {
   IdParams,
   Nullable,
   Query,
-  Timestamp,
-  Uuid,
 } from '../../platform/http/schemas.ts';
+import { CompanySchema, Description, Domain, Industry, Name, Website } from './schemas.ts';
 import { archiveCompany, getCompany, patchCompany, searchCompanies, upsertCompany } from './service.ts';
-
-export const CompanySchema = Type.Object(
-  {
-    id: Uuid(),
-    name: Type.String(),
-    domain: Nullable(Type.String({ description: 'Normalized: lower case, no scheme, no www., no path.' })),
-    website: Nullable(Type.String()),
-    industry: Nullable(Type.String()),
-    business_description: Nullable(Type.String()),
-    archived_at: Nullable(Timestamp()),
-    created_at: Timestamp(),
-    updated_at: Timestamp(),
-  },
-  { description: 'A company of the CRM.' },
-);
-
-const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Domain = Type.String({
-  minLength: 1,
-  maxLength: 253,
-  description: 'A domain or URL; stored normalized (acme.com).',
-});
-const Website = Type.String({ maxLength: 2048 });
-const Industry = Type.String({ maxLength: 200 });
-const Description = Type.String({ maxLength: 5000 });
 
 const CompanyEnvelope = Type.Object({ company: CompanySchema });
 const tags = ['crm.companies'];
@@ -69,17 +38,8 @@ export const companyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(CompanySchema), ...errorResponses() },
       },
     },
-    async (request) => {
-      const { limit = 50, page_token, ...filter } = request.query;
-      const scope = pageScope(`crm.companies.list:${JSON.stringify(filter)}`, request.tenant);
-      const cursor = decodePageToken(page_token, scope);
-      const rows = await searchCompanies(db, request.tenant, {
-        ...filter,
-        before: cursor?.[0] as string | undefined,
-        limit,
-      });
-      return toPage(rows, limit, scope, (row) => [row.id]);
-    },
+    async (request) =>
+      paginate(request, byId, (page) => searchCompanies(db, request.tenant, request.query, page)),
   );
 
   app.post(
@@ -145,7 +105,9 @@ export const companyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      company: await patchCompany(db, request.tenant, request.params.id, request.body),
+      company: await inTransaction(db, (trx) =>
+        patchCompany(trx, request.tenant, request.params.id, request.body),
+      ),
     }),
   );
 
@@ -161,7 +123,7 @@ export const companyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await archiveCompany(db, request.tenant, request.params.id);
+      await inTransaction(db, (trx) => archiveCompany(trx, request.tenant, request.params.id));
       reply.code(204).send(null);
     },
   );

@@ -1,25 +1,31 @@
 import { domainToASCII } from 'node:url';
-import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
+import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import type { Referable } from '../../platform/http/references.ts';
 import {
   type CompanyFields,
   type CompanyRecord,
   findCompanies,
   findCompany,
   findCompanyByName,
+  findCompanyIds,
   insertCompany,
   listCompanies,
   lockCompany,
   lockCompanyByDomain,
+  lockCompanyName,
   updateCompany,
 } from './store.ts';
 
 export type { CompanyRecord } from './store.ts';
+/** SQL pieces for other modules' statements over contacts and list members (see docs/architecture.md). */
+export { companyArchived, companyCard, companyOfContact } from './store.ts';
 
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
@@ -57,7 +63,7 @@ export interface CompanyInput {
  * given): an existing company gets the given fields merged in. `company.created` on creation only.
  */
 export async function upsertCompany(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   input: CompanyInput,
 ): Promise<{ company: CompanyRecord; created: boolean }> {
@@ -83,8 +89,8 @@ export async function upsertCompany(
   // The domain is taken: the statement above saw the committed row, so this one finds it.
   const existing = await lockCompanyByDomain(trx, tenant, domain as string);
   if (!existing) throw new Error(`company with domain ${domain} vanished`);
-  const changes = changedFields(existing, { ...fields, name: input.name });
-  const company = changes ? await updateCompany(trx, tenant, existing.id, changes) : existing;
+  const changes = changedFields<CompanyFields>(existing, { ...fields, name: input.name });
+  const company = hasChanges(changes) ? await updateCompany(trx, tenant, existing.id, changes) : existing;
   return { company, created: false };
 }
 
@@ -93,7 +99,7 @@ export async function upsertCompany(
  * one, otherwise by name among the tenant's companies without a domain; created when missing.
  */
 export async function resolveCompanyForContact(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   name: string,
   domain: string | null,
@@ -108,10 +114,7 @@ export async function resolveCompanyForContact(
     if (!existing) throw new Error(`company with domain ${domain} vanished`);
     return existing;
   }
-  // Serializes creators of the same name, so concurrent upserts do not create it twice.
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`company-name:${tenant.orgId}:${tenant.clientId}:${name.toLowerCase()}`}, 0))`.execute(
-    trx,
-  );
+  await lockCompanyName(trx, tenant, name);
   const existing = await findCompanyByName(trx, tenant, name);
   if (existing) return existing;
   const created = await insertCompany(trx, tenant, { id: newId(), name });
@@ -131,6 +134,9 @@ export function getCompanies(db: Executor, tenant: TenantScope, ids: string[]): 
   return findCompanies(db, tenant, ids);
 }
 
+/** Companies as request bodies of other modules refer to them (`company_id`). */
+export const COMPANY: Referable = { noun: 'a company', existing: findCompanyIds };
+
 export interface CompanyPatch {
   name?: string;
   domain?: string | null;
@@ -141,7 +147,7 @@ export interface CompanyPatch {
 }
 
 export async function patchCompany(
-  db: Db,
+  trx: Trx,
   tenant: TenantScope,
   id: string,
   patch: CompanyPatch,
@@ -149,70 +155,51 @@ export async function patchCompany(
   const { archived, domain, ...rest } = patch;
   const wanted: CompanyFields & { archived_at?: Date | null } = { ...rest };
   if (domain !== undefined) wanted.domain = domain === null ? null : domainField(domain, 'domain');
-  return db.transaction().execute(async (trx) => {
-    const company = await lockCompany(trx, tenant, id);
-    if (!company) throw errors.notFound('Company', id);
-    if (archived !== undefined && archived !== (company.archived_at !== null)) {
-      wanted.archived_at = archived ? new Date() : null;
+  const company = await lockCompany(trx, tenant, id);
+  if (!company) throw errors.notFound('Company', id);
+  if (archived !== undefined && archived !== (company.archived_at !== null)) {
+    wanted.archived_at = archived ? new Date() : null;
+  }
+  const changes = changedFields<CompanyFields & { archived_at?: Date | null }>(company, wanted);
+  if (!hasChanges(changes)) return company;
+  try {
+    return await updateCompany(trx, tenant, id, changes);
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      throw errors.conflict(
+        'domain_in_use',
+        `Another company of this client has the domain ${wanted.domain}.`,
+        { domain: wanted.domain },
+      );
     }
-    const changes = changedFields(company, wanted);
-    if (!changes) return company;
-    try {
-      return await updateCompany(trx, tenant, id, changes);
-    } catch (error) {
-      if ((error as { code?: string }).code === '23505') {
-        throw errors.conflict(
-          'domain_in_use',
-          `Another company of this client has the domain ${wanted.domain}.`,
-          {
-            domain: wanted.domain,
-          },
-        );
-      }
-      throw error;
-    }
-  });
+    throw error;
+  }
 }
 
 /** DELETE: archives; archiving an archived company changes nothing. */
-export async function archiveCompany(db: Db, tenant: TenantScope, id: string): Promise<void> {
-  await patchCompany(db, tenant, id, { archived: true });
+export async function archiveCompany(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  await patchCompany(trx, tenant, id, { archived: true });
 }
 
 export function searchCompanies(
   db: Executor,
   tenant: TenantScope,
-  query: { q?: string; domain?: string; include_archived?: boolean; before?: string; limit: number },
+  query: { q?: string; domain?: string; include_archived?: boolean },
+  page: PageRequest<string>,
 ) {
-  return listCompanies(db, tenant, {
-    namePattern: query.q ? containsPattern(query.q) : undefined,
-    domain: query.domain !== undefined ? domainField(query.domain, 'domain') : undefined,
-    includeArchived: query.include_archived ?? false,
-    before: query.before,
-    limit: query.limit,
-  });
+  return listCompanies(
+    db,
+    tenant,
+    {
+      namePattern: query.q ? containsPattern(query.q) : undefined,
+      domain: query.domain !== undefined ? domainField(query.domain, 'domain') : undefined,
+      includeArchived: query.include_archived ?? false,
+    },
+    page,
+  );
 }
 
 /** The event's data: the company as the REST API returns it. */
 export function companyEventData(company: CompanyRecord): Record<string, unknown> {
   return { ...company };
-}
-
-/** The subset of `wanted` (undefined meaning "not given") that differs from `current`, or null. */
-function changedFields<T extends object>(current: T, wanted: Partial<T>): Partial<T> | null {
-  const changes: Partial<T> = {};
-  let any = false;
-  for (const [key, value] of Object.entries(wanted) as [keyof T, T[keyof T] | undefined][]) {
-    if (value === undefined) continue;
-    const before = current[key];
-    const same =
-      before instanceof Date && value instanceof Date
-        ? before.getTime() === value.getTime()
-        : before === value;
-    if (!same) {
-      changes[key] = value;
-      any = true;
-    }
-  }
-  return any ? changes : null;
 }

@@ -1,8 +1,10 @@
 import type { Generated, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
+import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 export interface CompaniesTable {
   id: string;
@@ -66,13 +68,25 @@ export function findCompanies(db: Executor, tenant: TenantScope, ids: string[]) 
   return companies(db, tenant).where('id', 'in', ids).execute();
 }
 
+/** Which of `ids` are companies of the tenant. */
+export function findCompanyIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<string[]> {
+  return idsOfTenant(db, 'companies', tenant, ids);
+}
+
 /** The company row, locked for the rest of the transaction. */
-export function lockCompany(trx: Executor, tenant: TenantScope, id: string) {
+export function lockCompany(trx: Trx, tenant: TenantScope, id: string) {
   return companies(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export function lockCompanyByDomain(trx: Executor, tenant: TenantScope, domain: string) {
+export function lockCompanyByDomain(trx: Trx, tenant: TenantScope, domain: string) {
   return companies(trx, tenant).where('domain', '=', domain).forUpdate().executeTakeFirst();
+}
+
+/** Serializes creators of a company of this name, so concurrent upserts do not create it twice. */
+export async function lockCompanyName(trx: Trx, tenant: TenantScope, name: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`company-name:${tenant.orgId}:${tenant.clientId}:${name.toLowerCase()}`}, 0))`.execute(
+    trx,
+  );
 }
 
 /** The oldest live company of that name (case-insensitive) that has no domain. */
@@ -88,7 +102,7 @@ export function findCompanyByName(db: Executor, tenant: TenantScope, name: strin
 
 /** Inserts the company; with a domain already taken in the tenant, inserts nothing and returns undefined. */
 export function insertCompany(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   company: { id: string; name: string } & CompanyFields,
 ) {
@@ -112,7 +126,7 @@ export function insertCompany(
 }
 
 export function updateCompany(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   id: string,
   changes: CompanyFields & { archived_at?: Date | null },
@@ -127,18 +141,48 @@ export function updateCompany(
     .executeTakeFirstOrThrow();
 }
 
+/** Companies newest first. */
 export function listCompanies(
   db: Executor,
   tenant: TenantScope,
-  filter: { namePattern?: string; domain?: string; includeArchived: boolean; before?: string; limit: number },
+  filter: { namePattern?: string; domain?: string; includeArchived: boolean },
+  page: PageRequest<string>,
 ) {
   let query = companies(db, tenant);
   if (filter.namePattern !== undefined) query = query.where('name', 'ilike', filter.namePattern);
   if (filter.domain !== undefined) query = query.where('domain', '=', filter.domain);
   if (!filter.includeArchived) query = query.where('archived_at', 'is', null);
-  if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** A company as a contact shows it. */
+export interface CompanyCard {
+  id: string;
+  name: string;
+  domain: string | null;
+}
+
+/**
+ * For a statement of the contacts module: the card of the company `companyId` of the tenant, as a
+ * subquery of at most one row to join (laterally) or select from. Each argument is a value or a
+ * column reference.
+ */
+export function companyCard(orgId: unknown, clientId: unknown, companyId: unknown) {
+  return sql<CompanyCard>`(SELECT co.id, co.name, co.domain FROM companies co
+    WHERE co.org_id = ${orgId} AND co.client_id = ${clientId} AND co.id = ${companyId})`;
+}
+
+/**
+ * For a contact filter over `contacts AS c`: the contact's company (`FROM … WHERE …`, to be followed
+ * by `AND` and a condition) and the columns a condition may name.
+ */
+export const companyOfContact = {
+  rows: sql`companies co WHERE co.id = c.company_id AND co.org_id = c.org_id AND co.client_id = c.client_id`,
+  column: (name: 'name' | 'domain' | 'industry') => sql.ref(`co.${name}`),
+};
+
+/** For a list's members: true when `companyId` (a column reference) names an archived company. */
+export function companyArchived(companyId: unknown) {
+  return sql<boolean>`EXISTS (SELECT 1 FROM companies co WHERE co.id = ${companyId} AND co.archived_at IS NOT NULL)`;
 }

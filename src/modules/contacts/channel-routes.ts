@@ -1,13 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import {
-  decodePageToken,
-  pageQuerySchema,
-  pageSchema,
-  pageScope,
-  toPage,
-} from '../../platform/http/pagination.ts';
+import { pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import {
   Body,
   DateTime,
@@ -20,13 +15,15 @@ import {
 } from '../../platform/http/schemas.ts';
 import {
   addContactChannel,
+  type Channel,
+  channelKeyset,
   deleteContactChannel,
+  EMAIL,
   getContactChannel,
   listContactChannels,
+  PHONE,
   patchContactChannel,
 } from './channel-service.ts';
-import { type Channel, EMAIL, PHONE } from './channel-store.ts';
-import { normalizeEmail, normalizePhone } from './identity.ts';
 import {
   ConsentSource,
   ConsentStatus,
@@ -48,7 +45,6 @@ interface ChannelApi {
   createFields: TProperties;
   /** Body fields of PATCH besides is_primary. */
   patchFields: TProperties;
-  normalize(value: string, defaultCountry: string): string;
 }
 
 const PHONES: ChannelApi = {
@@ -72,7 +68,6 @@ const PHONES: ChannelApi = {
     consented_at: Type.Optional(Nullable(DateTime())),
     dnc_scope: Type.Optional(Nullable(DncScope)),
   },
-  normalize: (value, defaultCountry) => normalizePhone(value, defaultCountry),
 };
 
 const EMAILS: ChannelApi = {
@@ -84,7 +79,6 @@ const EMAILS: ChannelApi = {
     source: Type.Optional(Source),
   },
   patchFields: { status: Type.Optional(EmailStatus) },
-  normalize: (value) => normalizeEmail(value),
 };
 
 /** `/crm/contacts/{id}/phones` and `/crm/contacts/{id}/emails`, with the same rules and shapes. */
@@ -114,16 +108,10 @@ export const channelRoutes: FastifyPluginAsyncTypebox = async (app) => {
           response: { 200: pageSchema(api.record), ...errorResponses(404) },
         },
       },
-      async (request) => {
-        const { limit = 50, page_token } = request.query;
-        const scope = pageScope(`crm.contacts.${plural}:${request.params.id}`, request.tenant);
-        const cursor = decodePageToken(page_token, scope);
-        const rows = await listContactChannels(db, channel, request.tenant, request.params.id, {
-          after: cursor ? [Number(cursor[0]), String(cursor[1])] : undefined,
-          limit,
-        });
-        return toPage(rows, limit, scope, (row) => [row.is_primary ? 0 : 1, row.id]);
-      },
+      async (request) =>
+        paginate(request, channelKeyset, (page) =>
+          listContactChannels(db, channel, request.tenant, request.params.id, page),
+        ),
     );
 
     app.post(
@@ -146,18 +134,14 @@ export const channelRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request, reply) => {
         const { [kind]: value, is_primary, ...fields } = request.body as Record<string, unknown>;
-        const normalized = api.normalize(value as string, config.phoneDefaultCountry);
         const body = await runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => {
           const { record, created } = await addContactChannel(
             trx,
             channel,
             request.tenant,
             request.params.id,
-            {
-              value: normalized,
-              is_primary: is_primary as boolean | undefined,
-              fields,
-            },
+            { value: value as string, is_primary: is_primary as boolean | undefined, fields },
+            config.phoneDefaultCountry,
           );
           return { status: created ? 201 : 200, body: { [kind]: record, created } };
         });
@@ -200,13 +184,15 @@ export const channelRoutes: FastifyPluginAsyncTypebox = async (app) => {
       async (request) => {
         const params = paramsOf(request.params);
         return {
-          [kind]: await patchContactChannel(
-            db,
-            channel,
-            request.tenant,
-            params.id,
-            params[idParam],
-            request.body as Record<string, unknown>,
+          [kind]: await inTransaction(db, (trx) =>
+            patchContactChannel(
+              trx,
+              channel,
+              request.tenant,
+              params.id,
+              params[idParam],
+              request.body as Record<string, unknown>,
+            ),
           ),
         };
       },
@@ -225,7 +211,9 @@ export const channelRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       async (request, reply) => {
         const params = paramsOf(request.params);
-        await deleteContactChannel(db, channel, request.tenant, params.id, params[idParam]);
+        await inTransaction(db, (trx) =>
+          deleteContactChannel(trx, channel, request.tenant, params.id, params[idParam]),
+        );
         reply.code(204).send(null);
       },
     );

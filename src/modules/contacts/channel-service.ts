@@ -1,9 +1,12 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
+import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
 import {
   type Channel,
+  type ChannelCursor,
   type ChannelRecord,
   countChannels,
   deleteChannel,
@@ -12,11 +15,13 @@ import {
   findChannelByValue,
   insertChannel,
   listChannels,
+  phoneStanding,
   promoteOldest,
   updateChannel,
 } from './channel-store.ts';
-import { emitContactUpdated, type SubRecordChange, sameValue } from './events.ts';
-import { type ContactRecord, contactExists, lockContactRecord, updateContact } from './store.ts';
+import { emitContactUpdated, type SubRecordChange } from './events.ts';
+import { normalizeEmail, normalizePhone } from './identity.ts';
+import { type ContactRecord, findContactIds, lockContactRecord, updateContact } from './store.ts';
 
 /**
  * The rules of a contact's phones and emails: the value is unique in the tenant; the first one is
@@ -24,9 +29,17 @@ import { type ContactRecord, contactExists, lockContactRecord, updateContact } f
  * Every change is a `contact.updated` of the contact and bumps its `updated_at`.
  */
 
+export { type Channel, EMAIL, PHONE } from './channel-store.ts';
+
 const NOUN = { phone: 'Phone', email: 'Email' } as const;
 
-async function lockContact(trx: Executor, tenant: TenantScope, contactId: string): Promise<ContactRecord> {
+/** A contact's phones and emails page primary first, then oldest first. */
+export const channelKeyset: Keyset<ChannelRecord, ChannelCursor> = {
+  key: (row) => [row.is_primary ? 0 : 1, row.id],
+  cursor: ([rank, id]) => (typeof rank === 'number' && typeof id === 'string' ? { rank, id } : undefined),
+};
+
+async function lockContact(trx: Trx, tenant: TenantScope, contactId: string): Promise<ContactRecord> {
   const contact = await lockContactRecord(trx, tenant, contactId);
   if (!contact) throw errors.notFound('Contact', contactId);
   return contact;
@@ -37,10 +50,10 @@ export async function listContactChannels(
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
-  page: { after?: [number, string]; limit: number },
+  page: PageRequest<ChannelCursor>,
 ): Promise<ChannelRecord[]> {
   const rows = await listChannels(db, channel, tenant, contactId, page);
-  if (rows.length === 0 && !(await contactExists(db, tenant, contactId))) {
+  if (rows.length === 0 && (await findContactIds(db, tenant, [contactId])).length === 0) {
     throw errors.notFound('Contact', contactId);
   }
   return rows;
@@ -59,6 +72,7 @@ export async function getContactChannel(
 }
 
 export interface ChannelInput {
+  /** The phone or email as given; stored lower-cased (email) or in E.164 (phone). */
   value: string;
   is_primary?: boolean;
   fields: Record<string, unknown>;
@@ -66,12 +80,18 @@ export interface ChannelInput {
 
 /** Adds a phone or email; the value already on this contact is 200 `created: false`, on another 409. */
 export async function addContactChannel(
-  trx: Executor,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
-  input: ChannelInput,
+  given: ChannelInput,
+  defaultCountry: string,
 ): Promise<{ record: ChannelRecord; created: boolean }> {
+  const input = {
+    ...given,
+    value:
+      channel.kind === 'phone' ? normalizePhone(given.value, defaultCountry) : normalizeEmail(given.value),
+  };
   const before = await lockContact(trx, tenant, contactId);
   const existing = await findChannelByValue(trx, channel, tenant, input.value);
   if (existing) {
@@ -99,76 +119,68 @@ export async function addContactChannel(
 }
 
 export async function patchContactChannel(
-  db: Db,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
   id: string,
   patch: Record<string, unknown> & { is_primary?: boolean },
 ): Promise<ChannelRecord> {
-  return db.transaction().execute(async (trx) => {
-    const before = await lockContact(trx, tenant, contactId);
-    const current = await getContactChannel(trx, channel, tenant, contactId, id);
-    const changes: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(patch)) {
-      if (value === undefined || key === 'is_primary') continue;
-      const stored = current[key];
-      const wanted = key === 'consented_at' && typeof value === 'string' ? new Date(value) : value;
-      if (!sameValue(stored, wanted)) changes[key] = wanted;
+  const before = await lockContact(trx, tenant, contactId);
+  const current = await getContactChannel(trx, channel, tenant, contactId, id);
+  const { is_primary: _isPrimary, ...fields } = patch;
+  if (typeof fields.consented_at === 'string') fields.consented_at = new Date(fields.consented_at);
+  const changes: Record<string, unknown> = changedFields<Record<string, unknown>>(current, fields);
+  const after = { ...before };
+  const subRecords: SubRecordChange[] = [];
+  if (patch.is_primary === true && !current.is_primary) {
+    await demotePrimary(trx, channel, tenant, contactId);
+    changes.is_primary = true;
+    after[channel.kind] = current[channel.kind] as string;
+  }
+  if (patch.is_primary === false && current.is_primary) {
+    // The primary steps down only in favour of another: the oldest of the others.
+    changes.is_primary = false;
+    await updateChannel(trx, channel, tenant, id, { is_primary: false });
+    const promoted = await promoteOldest(trx, channel, tenant, contactId, id);
+    if (!promoted) {
+      throw errors.invalidField(
+        'is_primary',
+        `cannot be false: this is the contact's only ${channel.kind}, so it is the primary`,
+      );
     }
-    const after = { ...before };
-    const subRecords: SubRecordChange[] = [];
-    if (patch.is_primary === true && !current.is_primary) {
-      await demotePrimary(trx, channel, tenant, contactId);
-      changes.is_primary = true;
-      after[channel.kind] = current[channel.kind] as string;
-    }
-    if (patch.is_primary === false && current.is_primary) {
-      // The primary steps down only in favour of another: the oldest of the others.
-      changes.is_primary = false;
-      await updateChannel(trx, channel, tenant, id, { is_primary: false });
-      const promoted = await promoteOldest(trx, channel, tenant, contactId, id);
-      if (!promoted) {
-        throw errors.invalidField(
-          'is_primary',
-          `cannot be false: this is the contact's only ${channel.kind}, so it is the primary`,
-        );
-      }
-      after[channel.kind] = promoted[channel.kind] as string;
-      subRecords.push({ type: channel.kind, action: 'updated', record: promoted });
-    }
-    if (Object.keys(changes).length === 0) return current;
-    const record = await updateChannel(trx, channel, tenant, id, changes);
-    subRecords.unshift({ type: channel.kind, action: 'updated', record });
-    await touchContact(trx, tenant, before, after, subRecords);
-    return record;
-  });
+    after[channel.kind] = promoted[channel.kind] as string;
+    subRecords.push({ type: channel.kind, action: 'updated', record: promoted });
+  }
+  if (!hasChanges(changes)) return current;
+  const record = await updateChannel(trx, channel, tenant, id, changes);
+  subRecords.unshift({ type: channel.kind, action: 'updated', record });
+  await touchContact(trx, tenant, before, after, subRecords);
+  return record;
 }
 
 export async function deleteContactChannel(
-  db: Db,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
   id: string,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const before = await lockContact(trx, tenant, contactId);
-    const current = await getContactChannel(trx, channel, tenant, contactId, id);
-    await deleteChannel(trx, channel, tenant, id);
-    const after = { ...before };
-    const subRecords: SubRecordChange[] = [{ type: channel.kind, action: 'deleted', record: current }];
-    if (current.is_primary) {
-      const promoted = await promoteOldest(trx, channel, tenant, contactId, id);
-      after[channel.kind] = (promoted?.[channel.kind] as string | undefined) ?? null;
-      if (promoted) subRecords.push({ type: channel.kind, action: 'updated', record: promoted });
-    }
-    await touchContact(trx, tenant, before, after, subRecords);
-  });
+  const before = await lockContact(trx, tenant, contactId);
+  const current = await getContactChannel(trx, channel, tenant, contactId, id);
+  await deleteChannel(trx, channel, tenant, id);
+  const after = { ...before };
+  const subRecords: SubRecordChange[] = [{ type: channel.kind, action: 'deleted', record: current }];
+  if (current.is_primary) {
+    const promoted = await promoteOldest(trx, channel, tenant, contactId, id);
+    after[channel.kind] = (promoted?.[channel.kind] as string | undefined) ?? null;
+    if (promoted) subRecords.push({ type: channel.kind, action: 'updated', record: promoted });
+  }
+  await touchContact(trx, tenant, before, after, subRecords);
 }
 
 async function touchContact(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   before: ContactRecord,
   after: ContactRecord,
@@ -191,4 +203,36 @@ function inUse(channel: Channel, contactId: string | null) {
     `This ${channel.kind} belongs to another contact of this client.`,
     contactId ? { contact_id: contactId } : undefined,
   );
+}
+
+/** Why the CRM forbids contacting a number: its owner opted out, or it must not be contacted at all. */
+export type ContactBlock = 'opted_out' | 'do_not_contact';
+
+export interface PhoneReach {
+  /** The tenant's contact with this phone (archived ones included), or null when none has it. */
+  contact: { id: string; full_name: string | null; archived: boolean } | null;
+  /** Null when the number may be contacted now. */
+  blocked: ContactBlock | null;
+}
+
+/**
+ * Whether the tenant may call or text `phone` (E.164) at this moment, by the CRM's consent and
+ * do-not-call state: the tenant's contact phone with `consent_status` `opt_out` is `opted_out`; with
+ * `do_not_call`, or any phone row of the org with `dnc_scope` `global` for the number, it is
+ * `do_not_contact`. Sending and dialing modules ask this at send or dial time, never earlier.
+ */
+export async function phoneReach(db: Executor, tenant: TenantScope, phone: string): Promise<PhoneReach> {
+  const rows = await phoneStanding(db, tenant, phone);
+  const own = rows.find((row) => row.client_id === tenant.clientId) ?? null;
+  const globallyBlocked = rows.some((row) => row.dnc_scope === 'global');
+  const blocked: ContactBlock | null =
+    own?.consent_status === 'do_not_call' || globallyBlocked
+      ? 'do_not_contact'
+      : own?.consent_status === 'opt_out'
+        ? 'opted_out'
+        : null;
+  return {
+    contact: own && { id: own.contact_id, full_name: own.full_name, archived: own.archived_at !== null },
+    blocked,
+  };
 }

@@ -1,6 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 /**
  * A contact's phones and emails ("channels") follow the same rules: unique value per tenant, one
@@ -65,21 +66,27 @@ function inTenant(tenant: TenantScope): RawBuilder<unknown> {
   return sql`org_id = ${tenant.orgId} AND client_id = ${tenant.clientId}`;
 }
 
-/** Primary first, then oldest first; the cursor is `[rank, id]` of the last row. */
+/** Where a page of a contact's phones or emails starts: the rank (0 for the primary) and id of the last row. */
+export interface ChannelCursor {
+  rank: number;
+  id: string;
+}
+
+/** Primary first, then oldest first. */
 export async function listChannels(
   db: Executor,
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
-  page: { after?: [number, string]; limit: number },
+  page: PageRequest<ChannelCursor>,
 ): Promise<ChannelRecord[]> {
   const rank = sql`(CASE WHEN is_primary THEN 0 ELSE 1 END)`;
-  const after = page.after ? sql`AND (${rank}, id) > (${page.after[0]}, ${page.after[1]}::uuid)` : sql``;
+  const after = page.after ? sql`AND (${rank}, id) > (${page.after.rank}, ${page.after.id}::uuid)` : sql``;
   const { rows } = await sql<ChannelRecord>`
     SELECT ${selection(channel)} FROM ${sql.table(channel.table)}
     WHERE ${inTenant(tenant)} AND contact_id = ${contactId} ${after}
     ORDER BY ${rank}, id
-    LIMIT ${page.limit + 1}`.execute(db);
+    LIMIT ${page.limit}`.execute(db);
   return rows;
 }
 
@@ -123,7 +130,7 @@ export async function countChannels(
 
 /** Inserts the row; when the value is already taken in the tenant, inserts nothing and returns undefined. */
 export async function insertChannel(
-  trx: Executor,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   row: { id: string; contactId: string; value: string; isPrimary: boolean; fields: Record<string, unknown> },
@@ -148,7 +155,7 @@ export async function insertChannel(
 }
 
 export async function updateChannel(
-  trx: Executor,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   id: string,
@@ -165,7 +172,7 @@ export async function updateChannel(
 }
 
 /** Clears the contact's primary flag, so another row can take it. */
-export async function demotePrimary(trx: Executor, channel: Channel, tenant: TenantScope, contactId: string) {
+export async function demotePrimary(trx: Trx, channel: Channel, tenant: TenantScope, contactId: string) {
   await sql`
     UPDATE ${sql.table(channel.table)} SET is_primary = false, updated_at = now()
     WHERE ${inTenant(tenant)} AND contact_id = ${contactId} AND is_primary`.execute(trx);
@@ -173,7 +180,7 @@ export async function demotePrimary(trx: Executor, channel: Channel, tenant: Ten
 
 /** Makes the contact's oldest row (other than `exceptId`) primary; undefined when it has none. */
 export async function promoteOldest(
-  trx: Executor,
+  trx: Trx,
   channel: Channel,
   tenant: TenantScope,
   contactId: string,
@@ -189,6 +196,35 @@ export async function promoteOldest(
   return rows[0];
 }
 
-export async function deleteChannel(trx: Executor, channel: Channel, tenant: TenantScope, id: string) {
+export async function deleteChannel(trx: Trx, channel: Channel, tenant: TenantScope, id: string) {
   await sql`DELETE FROM ${sql.table(channel.table)} WHERE ${inTenant(tenant)} AND id = ${id}`.execute(trx);
+}
+
+/**
+ * The phone rows of a number that bear on reaching it from this tenant: the tenant's own row (with its
+ * contact's name), and any row of the org that puts the number on the global do-not-call list.
+ */
+export function phoneStanding(db: Executor, tenant: TenantScope, phone: string) {
+  return db
+    .selectFrom('contact_phones as p')
+    .innerJoin('contacts as c', (join) =>
+      join
+        .onRef('c.org_id', '=', 'p.org_id')
+        .onRef('c.client_id', '=', 'p.client_id')
+        .onRef('c.id', '=', 'p.contact_id'),
+    )
+    .select([
+      'p.client_id',
+      'p.contact_id',
+      'c.full_name',
+      'c.archived_at',
+      'p.consent_status',
+      'p.dnc_scope',
+    ])
+    .where('p.org_id', '=', tenant.orgId)
+    .where('p.phone_e164', '=', phone)
+    .where((where) =>
+      where.or([where('p.client_id', '=', tenant.clientId), where('p.dnc_scope', '=', 'global')]),
+    )
+    .execute();
 }

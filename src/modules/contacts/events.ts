@@ -1,6 +1,7 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
+import { changedFields } from '../../platform/fields.ts';
 import type { ChannelRecord } from './channel-store.ts';
 import type { ContactRecord } from './store.ts';
 
@@ -11,7 +12,7 @@ export interface SubRecordChange {
   record: ChannelRecord;
 }
 
-export function emitContactCreated(trx: Executor, tenant: TenantScope, contact: ContactRecord) {
+export function emitContactCreated(trx: Trx, tenant: TenantScope, contact: ContactRecord) {
   return emit(trx, tenant, 'contact.created', { ...contact });
 }
 
@@ -20,39 +21,27 @@ export function emitContactCreated(trx: Executor, tenant: TenantScope, contact: 
  * previous values, and the phones or emails added, changed or removed.
  */
 export function emitContactUpdated(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   before: ContactRecord,
   after: ContactRecord,
   subRecords: SubRecordChange[] = [],
 ) {
-  const changedFields: string[] = [];
-  const previous: Record<string, unknown> = {};
-  for (const key of Object.keys(after) as (keyof ContactRecord)[]) {
-    if (key === 'updated_at' || key === 'company') continue;
-    if (!sameValue(before[key], after[key])) {
-      changedFields.push(key);
-      previous[key] = before[key];
-    }
-  }
+  const { updated_at: _updatedAt, company: _company, ...fields } = after;
+  const changed: string[] = Object.keys(changedFields<Partial<ContactRecord>>(before, fields));
+  const previous = Object.fromEntries(changed.map((key) => [key, before[key as keyof ContactRecord]]));
   for (const change of subRecords) {
     const field = change.type === 'phone' ? 'phones' : 'emails';
-    if (!changedFields.includes(field)) changedFields.push(field);
+    if (!changed.includes(field)) changed.push(field);
   }
   return emit(trx, tenant, 'contact.updated', {
     ...after,
-    changed_fields: changedFields,
+    changed_fields: changed,
     previous_attributes: previous,
     ...(subRecords.length ? { sub_records: subRecords } : {}),
   });
 }
 
-export function emitContactArchived(trx: Executor, tenant: TenantScope, contact: ContactRecord) {
+export function emitContactArchived(trx: Trx, tenant: TenantScope, contact: ContactRecord) {
   return emit(trx, tenant, 'contact.archived', { ...contact });
-}
-
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => v === b[i]);
-  return a === b;
 }

@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { errors } from '../../platform/http/errors.ts';
+import { inTransaction, retryOnDeadlock } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import {
-  decodePageToken,
-  pageQuerySchema,
-  pageSchema,
-  pageScope,
-  toPage,
-} from '../../platform/http/pagination.ts';
+import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import {
   Body,
   errorResponses,
@@ -19,16 +13,14 @@ import {
   Uuid,
 } from '../../platform/http/schemas.ts';
 import { channelRoutes } from './channel-routes.ts';
-import { retryOnDeadlock } from './retry.ts';
 import { ContactSchema, Email, LifecycleStage, PersonName, Phone, Source, Tags, Title } from './schemas.ts';
-import { patchContact, searchContacts, type UpsertResult, upsertContact } from './service.ts';
-import { findContactRecordPrepared } from './store.ts';
+import { getContact, patchContact, searchContacts, type UpsertResult, upsertContact } from './service.ts';
 
 const ContactEnvelope = Type.Object({ contact: ContactSchema });
 const tags = ['crm.contacts'];
 
 export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, config, database } = app.platform;
+  const { db, config } = app.platform;
 
   app.get(
     '/crm/contacts',
@@ -56,18 +48,10 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(ContactSchema), ...errorResponses() },
       },
     },
-    async (request) => {
-      const { limit = 50, page_token, ...filter } = request.query;
-      const scope = pageScope(`crm.contacts.list:${JSON.stringify(filter)}`, request.tenant);
-      const cursor = decodePageToken(page_token, scope);
-      const rows = await searchContacts(
-        db,
-        request.tenant,
-        { ...filter, before: cursor?.[0] as string | undefined, limit },
-        config.phoneDefaultCountry,
-      );
-      return toPage(rows, limit, scope, (row) => [row.id]);
-    },
+    async (request) =>
+      paginate(request, byId, (page) =>
+        searchContacts(db, request.tenant, request.query, page, config.phoneDefaultCountry),
+      ),
   );
 
   app.post(
@@ -124,11 +108,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ContactEnvelope, ...errorResponses(404) },
       },
     },
-    async (request) => {
-      const contact = await findContactRecordPrepared(database.pool, db, request.tenant, request.params.id);
-      if (!contact) throw errors.notFound('Contact', request.params.id);
-      return { contact };
-    },
+    async (request) => ({ contact: await getContact(db, request.tenant, request.params.id) }),
   );
 
   app.patch(
@@ -154,7 +134,9 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      contact: await retryOnDeadlock(() => patchContact(db, request.tenant, request.params.id, request.body)),
+      contact: await retryOnDeadlock(() =>
+        inTransaction(db, (trx) => patchContact(trx, request.tenant, request.params.id, request.body)),
+      ),
     }),
   );
 
@@ -170,7 +152,9 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await retryOnDeadlock(() => patchContact(db, request.tenant, request.params.id, { archived: true }));
+      await retryOnDeadlock(() =>
+        inTransaction(db, (trx) => patchContact(trx, request.tenant, request.params.id, { archived: true })),
+      );
       reply.code(204).send(null);
     },
   );

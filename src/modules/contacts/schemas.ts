@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { LIMITS } from './filter.ts';
 
 export const ContactSchema = Type.Object(
   {
@@ -101,4 +102,12 @@ export const EmailSchema = Type.Object(
     updated_at: Timestamp(),
   },
   { description: 'An email address of a contact.' },
+);
+
+export const ContactFilterSchema = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: `A condition tree: {"and": [...]} or {"or": [...]} groups (up to ${LIMITS.depth} deep) whose leaves are {"field", "operator", "value"} conditions on a contact (up to ${LIMITS.conditions}). See the lists guide for fields and operators.`,
+  },
 );

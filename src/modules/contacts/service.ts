@@ -1,9 +1,12 @@
-import type { RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { changedFields, hasChanges, uniqueTags } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import type { Referable } from '../../platform/http/references.ts';
 import { type CompanyRecord, getCompany, resolveCompanyForContact } from '../companies/service.ts';
 import { EMAIL, insertChannel, PHONE } from './channel-store.ts';
 import {
@@ -11,13 +14,17 @@ import {
   emitContactCreated,
   emitContactUpdated,
   type SubRecordChange,
-  sameValue,
 } from './events.ts';
+import { compileFilter, type FilterNode, validateFilter } from './filter.ts';
 import { companyDomainOfEmail, deriveFullName, normalizeEmail, normalizePhone } from './identity.ts';
 import {
+  type ContactExclusions,
   type ContactFields,
   type ContactRecord,
+  contactExcluded,
   deleteContact,
+  findContactIds,
+  findContactRecord,
   findContactRecords,
   findIdentityOwners,
   insertContactUnlessKnown,
@@ -25,6 +32,15 @@ import {
   lockContactRecord,
   updateContact,
 } from './store.ts';
+
+export type { ContactExclusions, ContactRecord } from './store.ts';
+/** A SQL piece for a list's members (see docs/architecture.md): true when the contact is left out. */
+export { contactExcluded } from './store.ts';
+
+/** A contact filter: a tree of and/or groups of conditions on a contact's fields. */
+export type ContactFilter = FilterNode;
+/** The platform's one phone rule (E.164 with libphonenumber-js), for every module that takes a phone number. */
+export { normalizePhone };
 
 export interface ContactUpsertInput {
   email?: string;
@@ -60,7 +76,7 @@ const MAX_ATTEMPTS = 3;
  * 409 `identity_conflict`, with nothing written.
  */
 export async function upsertContact(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   input: ContactUpsertInput,
   defaultCountry: string,
@@ -132,7 +148,7 @@ export async function upsertContact(
 }
 
 async function companyOfInput(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   input: ContactUpsertInput,
   identity: Identity,
@@ -144,7 +160,7 @@ async function companyOfInput(
 
 /** The merge of an upsert whose identity is known: given fields win, tags are added, `source` is kept. */
 async function mergeIntoContact(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   owners: Identity,
   identity: Identity,
@@ -176,7 +192,7 @@ async function mergeIntoContact(
   }
   if (input.tags !== undefined) wanted.tags = uniqueTags([...before.tags, ...input.tags]);
   if (before.source === null && input.source !== undefined) wanted.source = input.source;
-  const changes = changedFields(before, wanted);
+  const changes = changedFields<ContactFields>(before, wanted);
   const after: ContactRecord = { ...before, ...changes };
   if (changes.company_id !== undefined)
     after.company = await companyLink(trx, tenant, changes.company_id, company);
@@ -193,7 +209,7 @@ async function mergeIntoContact(
     if (record.is_primary) after.phone = identity.phone;
   }
 
-  if (Object.keys(changes).length > 0 || subRecords.length > 0) {
+  if (hasChanges(changes) || subRecords.length > 0) {
     after.updated_at = new Date();
     await updateContact(
       trx,
@@ -209,7 +225,7 @@ async function mergeIntoContact(
 
 /** Adds the upsert's unknown identity to the matched contact; primary when the contact has none. */
 async function attachIdentity(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   kind: 'email' | 'phone',
   contact: ContactRecord,
@@ -257,54 +273,49 @@ export interface ContactPatch {
  * changed (restoring an archived contact is such a change), `contact.archived` when archived.
  */
 export async function patchContact(
-  db: Db,
+  trx: Trx,
   tenant: TenantScope,
   id: string,
   patch: ContactPatch,
 ): Promise<ContactRecord> {
-  return db.transaction().execute(async (trx) => {
-    const before = await lockContactRecord(trx, tenant, id);
-    if (!before) throw errors.notFound('Contact', id);
-    const { archived, tags, ...fields } = patch;
-    const wanted: ContactFields = { ...fields };
-    if (
-      fields.full_name === undefined &&
-      (fields.first_name !== undefined || fields.last_name !== undefined)
-    ) {
-      wanted.full_name = deriveFullName(
-        fields.first_name !== undefined ? fields.first_name : before.first_name,
-        fields.last_name !== undefined ? fields.last_name : before.last_name,
-      );
-    }
-    if (tags !== undefined) wanted.tags = uniqueTags(tags);
-    const archiving = archived === true && before.archived_at === null;
-    if (archived !== undefined && archived !== (before.archived_at !== null)) {
-      wanted.archived_at = archived ? new Date() : null;
-    }
-    const changes = changedFields(before, wanted);
-    if (Object.keys(changes).length === 0) return before;
+  const before = await lockContactRecord(trx, tenant, id);
+  if (!before) throw errors.notFound('Contact', id);
+  const { archived, tags, ...fields } = patch;
+  const wanted: ContactFields = { ...fields };
+  if (fields.full_name === undefined && (fields.first_name !== undefined || fields.last_name !== undefined)) {
+    wanted.full_name = deriveFullName(
+      fields.first_name !== undefined ? fields.first_name : before.first_name,
+      fields.last_name !== undefined ? fields.last_name : before.last_name,
+    );
+  }
+  if (tags !== undefined) wanted.tags = uniqueTags(tags);
+  const archiving = archived === true && before.archived_at === null;
+  if (archived !== undefined && archived !== (before.archived_at !== null)) {
+    wanted.archived_at = archived ? new Date() : null;
+  }
+  const changes = changedFields<ContactFields>(before, wanted);
+  if (!hasChanges(changes)) return before;
 
-    const after: ContactRecord = { ...before, ...changes, updated_at: new Date() };
-    if (changes.company_id !== undefined)
-      after.company = await companyLink(trx, tenant, changes.company_id, null);
-    await updateContact(trx, tenant, id, changes, after.updated_at);
-    const { archived_at: _archivedAt, ...otherChanges } = changes;
-    if (!archiving || Object.keys(otherChanges).length > 0) {
-      await emitContactUpdated(
-        trx,
-        tenant,
-        archiving ? { ...before, archived_at: after.archived_at } : before,
-        after,
-      );
-    }
-    if (archiving) await emitContactArchived(trx, tenant, after);
-    return after;
-  });
+  const after: ContactRecord = { ...before, ...changes, updated_at: new Date() };
+  if (changes.company_id !== undefined)
+    after.company = await companyLink(trx, tenant, changes.company_id, null);
+  await updateContact(trx, tenant, id, changes, after.updated_at);
+  const { archived_at: _archivedAt, ...otherChanges } = changes;
+  if (!archiving || hasChanges(otherChanges)) {
+    await emitContactUpdated(
+      trx,
+      tenant,
+      archiving ? { ...before, archived_at: after.archived_at } : before,
+      after,
+    );
+  }
+  if (archiving) await emitContactArchived(trx, tenant, after);
+  return after;
 }
 
 /** The company link of a contact whose company_id changes; a company of another tenant is a 400. */
 async function companyLink(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   companyId: string | null,
   known: CompanyRecord | null,
@@ -342,38 +353,34 @@ export interface ContactQuery {
   include_archived?: boolean;
 }
 
+/** `GET /crm/contacts`: newest first. */
 export function searchContacts(
   db: Executor,
   tenant: TenantScope,
-  query: ContactQuery & { before?: string; limit: number },
+  query: ContactQuery,
+  page: PageRequest<string>,
   defaultCountry: string,
-) {
-  return listContactRecords(db, tenant, {
-    namePattern: query.q !== undefined ? containsPattern(query.q) : undefined,
-    lifecycle: query.lifecycle,
-    owner: query.owner,
-    companyId: query.company_id,
-    email: query.email !== undefined ? normalizeEmail(query.email) : undefined,
-    phone: query.phone !== undefined ? normalizePhone(query.phone, defaultCountry) : undefined,
-    includeArchived: query.include_archived ?? false,
-    before: query.before,
-    limit: query.limit,
-  });
+): Promise<ContactRecord[]> {
+  return listContactRecords(
+    db,
+    tenant,
+    {
+      namePattern: query.q !== undefined ? containsPattern(query.q) : undefined,
+      lifecycle: query.lifecycle,
+      owner: query.owner,
+      companyId: query.company_id,
+      email: query.email !== undefined ? normalizeEmail(query.email) : undefined,
+      phone: query.phone !== undefined ? normalizePhone(query.phone, defaultCountry) : undefined,
+      includeArchived: query.include_archived ?? false,
+    },
+    page,
+  );
 }
 
-/** Tags trimmed, without empties or repeats, in the order given. */
-export function uniqueTags(tags: string[]): string[] {
-  return [...new Set(tags.map((tag) => tag.trim()).filter(Boolean))];
-}
-
-/** The entries of `wanted` (undefined meaning "not given") that differ from `current`. */
-function changedFields(current: ContactRecord, wanted: ContactFields): ContactFields {
-  const changes: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(wanted)) {
-    if (value === undefined) continue;
-    if (!sameValue(current[key as keyof ContactRecord], value)) changes[key] = value;
-  }
-  return changes as ContactFields;
+export async function getContact(db: Executor, tenant: TenantScope, id: string): Promise<ContactRecord> {
+  const contact = await findContactRecord(db, tenant, id);
+  if (!contact) throw errors.notFound('Contact', id);
+  return contact;
 }
 
 /** Contacts by id, for other modules (list members); ids not of this tenant are left out. */
@@ -381,17 +388,32 @@ export function contactsByIds(db: Executor, tenant: TenantScope, ids: string[]):
   return findContactRecords(db, tenant, ids);
 }
 
-/** Contacts matching a SQL predicate over `contacts AS c` (a smart list), newest first. */
-export function contactsWhere(
+/** Contacts as request bodies of other modules refer to them (`contact_id`). */
+export const CONTACT: Referable = { noun: 'a contact', existing: findContactIds };
+
+/** Checks a contact filter (a smart list's filter_branch); returns it with values in their stored form. */
+export function validateContactFilter(input: unknown, defaultCountry: string, root?: string): ContactFilter {
+  return validateFilter(input, defaultCountry, root);
+}
+
+/** The contacts a filter matches now, the excluded ones left out, newest first (a smart list's members). */
+export function contactsMatching(
   db: Executor,
   tenant: TenantScope,
-  predicate: RawBuilder<boolean>,
-  page: { before?: string; limit: number },
+  filter: ContactFilter,
+  exclusions: ContactExclusions,
+  page: PageRequest<string>,
 ): Promise<ContactRecord[]> {
-  return listContactRecords(db, tenant, {
-    predicate,
-    includeArchived: true,
-    before: page.before,
-    limit: page.limit,
-  });
+  const excluded = contactExcluded({ ...exclusions, exclude_archived: false }, sql.ref('c.id'));
+  return listContactRecords(
+    db,
+    tenant,
+    {
+      predicate: sql<boolean>`${compileFilter(filter)} AND NOT ${excluded}`,
+      includeArchived: !exclusions.exclude_archived,
+    },
+    page,
+  );
 }
+
+export { type ContactBlock, type PhoneReach, phoneReach } from './channel-service.ts';

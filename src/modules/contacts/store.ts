@@ -1,10 +1,12 @@
 import type { Generated, Selectable } from 'kysely';
 import { type RawBuilder, sql } from 'kysely';
-import type pg from 'pg';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
-import { runPrepared } from '../../platform/db/prepared.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { prepare } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
+import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import { companyCard } from '../companies/service.ts';
 
 export interface ContactsTable {
   id: string;
@@ -115,11 +117,9 @@ export const NAMES_EXPRESSION = sql<string>`(coalesce(c.full_name, '') || ' ' ||
 export function contactRecords(db: Executor, tenant: TenantScope) {
   return db
     .selectFrom('contacts as c')
-    .leftJoin('companies as co', (join) =>
-      join
-        .onRef('co.id', '=', 'c.company_id')
-        .onRef('co.org_id', '=', 'c.org_id')
-        .onRef('co.client_id', '=', 'c.client_id'),
+    .leftJoinLateral(
+      companyCard(sql.ref('c.org_id'), sql.ref('c.client_id'), sql.ref('c.company_id')).as('co'),
+      (join) => join.onTrue(),
     )
     .select([
       'c.id',
@@ -150,72 +150,35 @@ type RecordRow = Omit<ContactRecord, 'company' | 'client_id'> & {
 };
 
 /** The API's contact from a row of `contactRecords` (the tenant gives client_id). */
-export function toContactRecord(row: RecordRow, tenant: TenantScope): ContactRecord {
+function toContactRecord(row: RecordRow, tenant: TenantScope): ContactRecord {
+  const { company_name, company_domain, ...contact } = row;
   return {
-    id: row.id,
+    ...contact,
     client_id: tenant.clientId,
-    full_name: row.full_name,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    title: row.title,
-    lifecycle_stage: row.lifecycle_stage,
-    company_id: row.company_id,
     company:
       row.company_id !== null
-        ? { id: row.company_id, name: row.company_name as string, domain: row.company_domain }
+        ? { id: row.company_id, name: company_name as string, domain: company_domain }
         : null,
-    owner_user_id: row.owner_user_id,
-    tags: row.tags,
-    source: row.source,
-    email: row.email,
-    phone: row.phone,
-    archived_at: row.archived_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
   };
 }
 
-type HotParameter = 'org' | 'client' | 'id';
-let hotRead: { text: string; parameters: HotParameter[] } | undefined;
-
-/**
- * The hot read, `GET /crm/contacts/{id}`: one named (prepared) statement straight on the pool, with
- * no transaction to join. Its text is compiled once, with markers in place of the values, so a
- * request only fills them in.
- */
-export async function findContactRecordPrepared(
-  pool: pg.Pool,
-  db: Executor,
-  tenant: TenantScope,
-  id: string,
-): Promise<ContactRecord | undefined> {
-  if (!hotRead) {
-    const compiled = contactRecords(db, { orgId: 'org', clientId: 'client' })
-      .where('c.id', '=', 'id')
-      .compile();
-    hotRead = { text: compiled.sql, parameters: compiled.parameters as HotParameter[] };
-  }
-  const values = { org: tenant.orgId, client: tenant.clientId, id };
-  const { rows } = await pool.query<RecordRow>({
-    name: 'crm_contacts_get',
-    text: hotRead.text,
-    values: hotRead.parameters.map((parameter) => values[parameter]),
-  });
-  return rows[0] ? toContactRecord(rows[0], tenant) : undefined;
-}
+/** The hot read, `GET /crm/contacts/{id}`: one prepared statement. */
+const contactById = prepare((db, p: { orgId: string; clientId: string; id: string }) =>
+  contactRecords(db, p).where('c.id', '=', p.id),
+);
 
 export async function findContactRecord(
   db: Executor,
   tenant: TenantScope,
   id: string,
 ): Promise<ContactRecord | undefined> {
-  const row = await contactRecords(db, tenant).where('c.id', '=', id).executeTakeFirst();
+  const [row] = await contactById.run(db, { orgId: tenant.orgId, clientId: tenant.clientId, id });
   return row ? toContactRecord(row, tenant) : undefined;
 }
 
 /** The contact's record, its row locked for the rest of the transaction. */
 export async function lockContactRecord(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   id: string,
 ): Promise<ContactRecord | undefined> {
@@ -223,15 +186,9 @@ export async function lockContactRecord(
   return row ? toContactRecord(row, tenant) : undefined;
 }
 
-export async function contactExists(db: Executor, tenant: TenantScope, id: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('contacts')
-    .select('id')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return row !== undefined;
+/** Which of `ids` are contacts of the tenant. */
+export function findContactIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<string[]> {
+  return idsOfTenant(db, 'contacts', tenant, ids);
 }
 
 export async function findContactRecords(db: Executor, tenant: TenantScope, ids: string[]) {
@@ -250,46 +207,38 @@ export interface ContactListFilter {
   email?: string;
   phone?: string;
   includeArchived: boolean;
-  before?: string;
-  limit: number;
 }
 
-export async function listContactRecords(db: Executor, tenant: TenantScope, filter: ContactListFilter) {
+/** Contacts newest first. */
+export async function listContactRecords(
+  db: Executor,
+  tenant: TenantScope,
+  filter: ContactListFilter,
+  page: PageRequest<string>,
+) {
   let query = contactRecords(db, tenant);
   if (filter.predicate !== undefined) query = query.where(filter.predicate);
   if (filter.namePattern !== undefined) query = query.where(NAMES_EXPRESSION, 'ilike', filter.namePattern);
   if (filter.lifecycle !== undefined) query = query.where('c.lifecycle_stage', '=', filter.lifecycle);
   if (filter.owner !== undefined) query = query.where('c.owner_user_id', '=', filter.owner);
   if (filter.companyId !== undefined) query = query.where('c.company_id', '=', filter.companyId);
-  if (filter.email !== undefined) {
-    const email = filter.email;
-    query = query.where('c.id', 'in', (eb) =>
-      eb
-        .selectFrom('contact_emails')
-        .select('contact_id')
-        .where('org_id', '=', tenant.orgId)
-        .where('client_id', '=', tenant.clientId)
-        .where('email', '=', email),
-    );
-  }
-  if (filter.phone !== undefined) {
-    const phone = filter.phone;
-    query = query.where('c.id', 'in', (eb) =>
-      eb
-        .selectFrom('contact_phones')
-        .select('contact_id')
-        .where('org_id', '=', tenant.orgId)
-        .where('client_id', '=', tenant.clientId)
-        .where('phone_e164', '=', phone),
-    );
-  }
+  if (filter.email !== undefined)
+    query = query.where('c.id', 'in', holders(EMAIL_VALUES, tenant, filter.email));
+  if (filter.phone !== undefined)
+    query = query.where('c.id', 'in', holders(PHONE_VALUES, tenant, filter.phone));
   if (!filter.includeArchived) query = query.where('c.archived_at', 'is', null);
-  if (filter.before !== undefined) query = query.where('c.id', '<', filter.before);
-  const rows = await query
-    .orderBy('c.id', 'desc')
-    .limit(filter.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('c.id', '<', page.after);
+  const rows = await query.orderBy('c.id', 'desc').limit(page.limit).execute();
   return rows.map((row) => toContactRecord(row, tenant));
+}
+
+const EMAIL_VALUES = { table: sql.table('contact_emails'), column: sql.ref('email') };
+const PHONE_VALUES = { table: sql.table('contact_phones'), column: sql.ref('phone_e164') };
+
+/** The ids of the tenant's contacts that have this email or phone. */
+function holders(values: typeof EMAIL_VALUES, tenant: TenantScope, value: string) {
+  return sql<string>`(SELECT contact_id FROM ${values.table}
+    WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND ${values.column} = ${value})`;
 }
 
 export interface NewContact {
@@ -308,8 +257,12 @@ export interface InsertOutcome {
   contact_inserted: boolean;
   email_inserted: boolean;
   phone_inserted: boolean;
-  company: { id: string; name: string; domain: string | null } | null;
+  company: ContactRecord['company'];
 }
+
+type InsertParams = TenantScope &
+  Omit<NewContact, 'fields'> &
+  Required<Omit<ContactFields, 'archived_at' | 'primary_email' | 'primary_phone'>>;
 
 /**
  * One statement for the upsert's common cases: looks the identities up and, when neither is known,
@@ -317,45 +270,35 @@ export interface InsertOutcome {
  * lock: a concurrent insert of the same identity makes them wait, then insert nothing (the caller
  * then undoes its contact and merges into the winner).
  */
-export async function insertContactUnlessKnown(
-  trx: Executor,
-  tenant: TenantScope,
-  contact: NewContact,
-): Promise<InsertOutcome> {
-  const { rows } = await runPrepared(trx, insertContactStatement(tenant, contact).compile(trx));
-  return rows[0];
-}
-
-export function insertContactStatement(tenant: TenantScope, contact: NewContact) {
-  const f = contact.fields;
-  return sql<InsertOutcome>`
+const insertContactStatement = prepare(
+  (_db, p: InsertParams) => sql<InsertOutcome>`
     WITH found AS (
       SELECT 'email' AS matched_by, contact_id FROM contact_emails
-        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND email = ${contact.email}
+        WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND email = ${p.email}
       UNION ALL
       SELECT 'phone', contact_id FROM contact_phones
-        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND phone_e164 = ${contact.phone}
+        WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND phone_e164 = ${p.phone}
     ), contact AS (
       INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
         company_id, owner_user_id, tags, source, primary_email, primary_phone, created_at, updated_at)
-      SELECT ${contact.id}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${f.full_name}::text,
-        ${f.first_name}::text, ${f.last_name}::text, ${f.title}::text, ${f.lifecycle_stage}::text,
-        ${f.company_id}::uuid, ${f.owner_user_id}::uuid, ${f.tags}::text[], ${f.source}::text,
-        ${contact.email}::text, ${contact.phone}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
+      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
+        ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
+        ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
+        ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
       WHERE NOT EXISTS (SELECT 1 FROM found)
       RETURNING id
     ), email AS (
       INSERT INTO contact_emails (id, org_id, client_id, contact_id, email, is_primary, source, created_at, updated_at)
-      SELECT ${contact.emailId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, contact.id,
-        ${contact.email}::text, true, ${f.source}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
-      FROM contact WHERE ${contact.email}::text IS NOT NULL
+      SELECT ${p.emailId}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, contact.id,
+        ${p.email}::text, true, ${p.source}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      FROM contact WHERE ${p.email}::text IS NOT NULL
       ON CONFLICT (org_id, client_id, email) DO NOTHING
       RETURNING id
     ), phone AS (
       INSERT INTO contact_phones (id, org_id, client_id, contact_id, phone_e164, is_primary, source, created_at, updated_at)
-      SELECT ${contact.phoneId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, contact.id,
-        ${contact.phone}::text, true, ${f.source}::text, ${contact.at}::timestamptz, ${contact.at}::timestamptz
-      FROM contact WHERE ${contact.phone}::text IS NOT NULL
+      SELECT ${p.phoneId}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, contact.id,
+        ${p.phone}::text, true, ${p.source}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      FROM contact WHERE ${p.phone}::text IS NOT NULL
       ON CONFLICT (org_id, client_id, phone_e164) DO NOTHING
       RETURNING id
     )
@@ -365,13 +308,27 @@ export function insertContactStatement(tenant: TenantScope, contact: NewContact)
       EXISTS (SELECT 1 FROM contact) AS contact_inserted,
       EXISTS (SELECT 1 FROM email) AS email_inserted,
       EXISTS (SELECT 1 FROM phone) AS phone_inserted,
-      (SELECT json_build_object('id', id, 'name', name, 'domain', domain) FROM companies
-        WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND id = ${f.company_id}) AS company`;
+      (SELECT row_to_json(co) FROM ${companyCard(p.orgId, p.clientId, p.company_id)} co) AS company`,
+);
+
+export async function insertContactUnlessKnown(
+  trx: Trx,
+  tenant: TenantScope,
+  contact: NewContact,
+): Promise<InsertOutcome> {
+  const { fields, ...identity } = contact;
+  const [outcome] = await insertContactStatement.run(trx, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    ...identity,
+    ...fields,
+  });
+  return outcome;
 }
 
 /** The contacts that hold these identities now (a new statement: it sees what committed meanwhile). */
 export async function findIdentityOwners(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   identity: { email: string | null; phone: string | null },
 ): Promise<{ email: string | null; phone: string | null }> {
@@ -386,7 +343,7 @@ export async function findIdentityOwners(
   return { email: rows[0].email_contact_id, phone: rows[0].phone_contact_id };
 }
 
-export function deleteContact(trx: Executor, tenant: TenantScope, id: string) {
+export function deleteContact(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .deleteFrom('contacts')
     .where('org_id', '=', tenant.orgId)
@@ -395,13 +352,7 @@ export function deleteContact(trx: Executor, tenant: TenantScope, id: string) {
     .execute();
 }
 
-export function updateContact(
-  trx: Executor,
-  tenant: TenantScope,
-  id: string,
-  changes: ContactFields,
-  at: Date,
-) {
+export function updateContact(trx: Trx, tenant: TenantScope, id: string, changes: ContactFields, at: Date) {
   return trx
     .updateTable('contacts')
     .set({ ...changes, updated_at: at })
@@ -409,4 +360,34 @@ export function updateContact(
     .where('client_id', '=', tenant.clientId)
     .where('id', '=', id)
     .execute();
+}
+
+/** What a list may leave out of its contacts. */
+export interface ContactExclusions {
+  exclude_dnc: boolean;
+  exclude_unsubscribed: boolean;
+  exclude_archived: boolean;
+}
+
+/**
+ * True when the contact `contactId` (a value or a column reference) is left out by the exclusions:
+ * archived; on the do-not-call list (a phone marked do_not_call or with a DNC scope); unsubscribed
+ * (a phone that opted out).
+ */
+export function contactExcluded(exclusions: ContactExclusions, contactId: unknown): RawBuilder<boolean> {
+  const conditions: RawBuilder<unknown>[] = [sql`false`];
+  if (exclusions.exclude_archived) {
+    conditions.push(
+      sql`EXISTS (SELECT 1 FROM contacts ca WHERE ca.id = ${contactId} AND ca.archived_at IS NOT NULL)`,
+    );
+  }
+  if (exclusions.exclude_dnc) {
+    conditions.push(sql`EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.contact_id = ${contactId}
+      AND (cp.consent_status = 'do_not_call' OR cp.dnc_scope IS NOT NULL))`);
+  }
+  if (exclusions.exclude_unsubscribed) {
+    conditions.push(sql`EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.contact_id = ${contactId}
+      AND cp.consent_status = 'opt_out')`);
+  }
+  return sql<boolean>`(${sql.join(conditions, sql` OR `)})`;
 }

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import { pageSchema } from '../../platform/http/pagination.ts';
+import { byId, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
 import { CreateDealBody, DealSchema, ListDealsQuery, UpdateDealBody } from './schemas.ts';
-import { archiveDeal, createDeal, getDeal, listDealsPage, updateDeal } from './service.ts';
+import { archiveDeal, createDeal, getDeal, searchDeals, updateDeal } from './service.ts';
 
 const tags = ['crm'];
 const DealEnvelope = Type.Object({ deal: DealSchema });
@@ -23,7 +24,8 @@ export const dealRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(DealSchema), ...errorResponses() },
       },
     },
-    async (request) => listDealsPage(db, request.tenant, { limit: 50, ...request.query }),
+    async (request) =>
+      paginate(request, byId, (page) => searchDeals(db, request.tenant, request.query, page)),
   );
 
   app.post(
@@ -71,7 +73,11 @@ export const dealRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: DealEnvelope, ...errorResponses(404) },
       },
     },
-    async (request) => ({ deal: await updateDeal(db, request.tenant, request.params.id, request.body) }),
+    async (request) => ({
+      deal: await inTransaction(db, (trx) =>
+        updateDeal(trx, request.tenant, request.params.id, request.body),
+      ),
+    }),
   );
 
   app.delete(
@@ -86,7 +92,7 @@ export const dealRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await archiveDeal(db, request.tenant, request.params.id);
+      await inTransaction(db, (trx) => archiveDeal(trx, request.tenant, request.params.id));
       reply.code(204).send(null);
     },
   );

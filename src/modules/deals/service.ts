@@ -1,11 +1,14 @@
-import type { Tenant } from '../../platform/auth/tenant.ts';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
+import { changedFields, hasChanges, uniqueTags } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
-import { decodePageToken, type Page, pageScope, toPage } from '../../platform/http/pagination.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import { assertReferences, type Referable } from '../../platform/http/references.ts';
+import { COMPANY } from '../companies/service.ts';
+import { CONTACT } from '../contacts/service.ts';
 import { placeDeal } from '../pipelines/service.ts';
-import { assertReferences } from '../references/store.ts';
 import {
   archiveDeal as archiveDealRow,
   type DealChanges,
@@ -13,33 +16,24 @@ import {
   type DealRow,
   type DealStatus,
   findDeal,
-  findDealForUpdate,
+  findDealIds,
+  findDeals,
   insertDeal,
   listDeals,
+  lockDeal,
   updateDeal as updateDealRow,
 } from './store.ts';
+
+/** A SQL piece for a list's members (see docs/architecture.md): true when the deal is archived. */
+export { dealArchived } from './store.ts';
 
 /** Serialized custom fields above this are refused: they ride along in every read and event. */
 export const MAX_CUSTOM_FIELDS_BYTES = 16_384;
 
-export interface Deal {
-  id: string;
-  name: string;
-  amount: number | null;
-  currency: string;
-  pipeline_id: string;
-  stage_id: string;
-  status: DealStatus;
-  owner_user_id: string | null;
-  primary_contact_id: string | null;
-  company_id: string | null;
+/** A deal as the API returns it: its row without the tenant, the close date as `YYYY-MM-DD`. */
+export type Deal = Omit<DealRow, 'org_id' | 'client_id' | 'expected_close_date'> & {
   expected_close_date: string | null;
-  tags: string[];
-  custom_fields: Record<string, unknown>;
-  archived_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+};
 
 export interface DealInput {
   name: string;
@@ -71,24 +65,8 @@ function calendarDate(value: Date | null): string | null {
 }
 
 export function toDeal(row: DealRow): Deal {
-  return {
-    id: row.id,
-    name: row.name,
-    amount: row.amount,
-    currency: row.currency,
-    pipeline_id: row.pipeline_id,
-    stage_id: row.stage_id,
-    status: row.status,
-    owner_user_id: row.owner_user_id,
-    primary_contact_id: row.primary_contact_id,
-    company_id: row.company_id,
-    expected_close_date: calendarDate(row.expected_close_date),
-    tags: row.tags,
-    custom_fields: row.custom_fields,
-    archived_at: row.archived_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+  const { org_id: _orgId, client_id: _clientId, expected_close_date, ...deal } = row;
+  return { ...deal, expected_close_date: calendarDate(expected_close_date) };
 }
 
 function checkCustomFields(fields: Record<string, unknown>): void {
@@ -97,20 +75,23 @@ function checkCustomFields(fields: Record<string, unknown>): void {
   }
 }
 
-const uniqueTags = (tags: string[]) => [...new Set(tags)];
-
-function linkedRecords(input: { primary_contact_id?: string | null; company_id?: string | null }) {
-  return [
-    { field: 'primary_contact_id', kind: 'contact' as const, id: input.primary_contact_id },
-    { field: 'company_id', kind: 'company' as const, id: input.company_id },
-  ];
+/** The contact and company a deal links to must be records of the tenant. */
+function assertLinks(
+  trx: Trx,
+  tenant: TenantScope,
+  input: { primary_contact_id?: string | null; company_id?: string | null },
+) {
+  return assertReferences(trx, tenant, [
+    { field: 'primary_contact_id', id: input.primary_contact_id, kind: CONTACT },
+    { field: 'company_id', id: input.company_id, kind: COMPANY },
+  ]);
 }
 
 /** Creates a deal in the caller's transaction and emits `deal.created`. */
-export async function createDeal(trx: Executor, tenant: Tenant, input: DealInput): Promise<Deal> {
+export async function createDeal(trx: Trx, tenant: TenantScope, input: DealInput): Promise<Deal> {
   const customFields = input.custom_fields ?? {};
   checkCustomFields(customFields);
-  await assertReferences(trx, tenant, linkedRecords(input));
+  await assertLinks(trx, tenant, input);
   const placement = await placeDeal(trx, tenant, { pipelineId: input.pipeline_id, stageId: input.stage_id });
   const row = await insertDeal(trx, tenant, {
     id: newId(),
@@ -133,101 +114,86 @@ export async function createDeal(trx: Executor, tenant: Tenant, input: DealInput
   return deal;
 }
 
-export async function getDeal(db: Executor, tenant: Tenant, id: string): Promise<Deal> {
+export async function getDeal(db: Executor, tenant: TenantScope, id: string): Promise<Deal> {
   const row = await findDeal(db, tenant, id);
   if (!row) throw errors.notFound('Deal', id);
   return toDeal(row);
 }
 
+/** Deals by id, for other modules (list members); ids not of this tenant are left out. */
+export async function getDeals(db: Executor, tenant: TenantScope, ids: string[]): Promise<Deal[]> {
+  return (await findDeals(db, tenant, ids)).map(toDeal);
+}
+
+/** Deals as request bodies of other modules refer to them (`deal_id`). */
+export const DEAL: Referable = { noun: 'a deal', existing: findDealIds };
+
 /**
  * Applies a partial update under a row lock. A change of stage (directly, or by moving the deal to
  * another pipeline, which puts it in that pipeline's first stage) emits `deal.stage_changed`.
  */
-export async function updateDeal(db: Db, tenant: Tenant, id: string, patch: DealPatch): Promise<Deal> {
-  return db.transaction().execute(async (trx) => {
-    const row = await findDealForUpdate(trx, tenant, id);
-    if (!row) throw errors.notFound('Deal', id);
-    const current = toDeal(row);
-    await assertReferences(trx, tenant, linkedRecords(patch));
-    const placement = await placeDeal(
-      trx,
-      tenant,
-      { pipelineId: patch.pipeline_id, stageId: patch.stage_id },
-      { pipelineId: row.pipeline_id, stageId: row.stage_id },
-    );
+export async function updateDeal(trx: Trx, tenant: TenantScope, id: string, patch: DealPatch): Promise<Deal> {
+  const row = await lockDeal(trx, tenant, id);
+  if (!row) throw errors.notFound('Deal', id);
+  const current = toDeal(row);
+  await assertLinks(trx, tenant, patch);
+  const placement = await placeDeal(
+    trx,
+    tenant,
+    { pipelineId: patch.pipeline_id, stageId: patch.stage_id },
+    { pipelineId: row.pipeline_id, stageId: row.stage_id },
+  );
 
-    const changes: DealChanges = {};
-    const wanted: Partial<Deal> = {
-      name: patch.name,
-      amount: patch.amount,
-      currency: patch.currency?.toUpperCase(),
-      pipeline_id: placement.pipelineId,
-      stage_id: placement.stageId,
-      status: patch.status,
-      owner_user_id: patch.owner_user_id,
-      primary_contact_id: patch.primary_contact_id,
-      company_id: patch.company_id,
-      expected_close_date: patch.expected_close_date,
-    };
-    for (const [field, value] of Object.entries(wanted) as [keyof DealChanges & keyof Deal, unknown][]) {
-      if (value !== undefined && value !== current[field]) Object.assign(changes, { [field]: value });
-    }
-    if (patch.tags !== undefined) {
-      const tags = uniqueTags(patch.tags);
-      if (tags.join('\0') !== current.tags.join('\0') || tags.length !== current.tags.length)
-        changes.tags = tags;
-    }
-    if (patch.custom_fields !== undefined) {
-      const merged: Record<string, unknown> = { ...current.custom_fields };
-      for (const [key, value] of Object.entries(patch.custom_fields)) {
-        if (value === null) delete merged[key];
-        else merged[key] = value;
-      }
-      checkCustomFields(merged);
-      if (JSON.stringify(merged) !== JSON.stringify(current.custom_fields))
-        changes.custom_fields = JSON.stringify(merged);
-    }
-    if (patch.archived === true && !current.archived_at) changes.archived_at = new Date();
-    if (patch.archived === false && current.archived_at) changes.archived_at = null;
-    if (Object.keys(changes).length === 0) return current;
-
-    const deal = toDeal(await updateDealRow(trx, tenant, id, { ...changes, updated_at: new Date() }));
-    if (deal.stage_id !== current.stage_id) {
-      await emit(trx, tenant, 'deal.stage_changed', {
-        ...deal,
-        prior_stage_id: current.stage_id,
-        new_stage_id: deal.stage_id,
-        prior_pipeline_id: current.pipeline_id,
-      });
-    }
-    return deal;
+  const changes: DealChanges = changedFields<Deal>(current, {
+    name: patch.name,
+    amount: patch.amount,
+    currency: patch.currency?.toUpperCase(),
+    pipeline_id: placement.pipelineId,
+    stage_id: placement.stageId,
+    status: patch.status,
+    owner_user_id: patch.owner_user_id,
+    primary_contact_id: patch.primary_contact_id,
+    company_id: patch.company_id,
+    expected_close_date: patch.expected_close_date,
+    tags: patch.tags && uniqueTags(patch.tags),
   });
+  if (patch.custom_fields !== undefined) {
+    const merged: Record<string, unknown> = { ...current.custom_fields };
+    for (const [key, value] of Object.entries(patch.custom_fields)) {
+      if (value === null) delete merged[key];
+      else merged[key] = value;
+    }
+    checkCustomFields(merged);
+    if (JSON.stringify(merged) !== JSON.stringify(current.custom_fields))
+      changes.custom_fields = JSON.stringify(merged);
+  }
+  if (patch.archived === true && !current.archived_at) changes.archived_at = new Date();
+  if (patch.archived === false && current.archived_at) changes.archived_at = null;
+  if (!hasChanges(changes)) return current;
+
+  const deal = toDeal(await updateDealRow(trx, tenant, id, { ...changes, updated_at: new Date() }));
+  if (deal.stage_id !== current.stage_id) {
+    await emit(trx, tenant, 'deal.stage_changed', {
+      ...deal,
+      prior_stage_id: current.stage_id,
+      new_stage_id: deal.stage_id,
+      prior_pipeline_id: current.pipeline_id,
+    });
+  }
+  return deal;
 }
 
 /** Archives the deal (kept, and still readable by id); archiving an archived deal changes nothing. */
-export async function archiveDeal(db: Db, tenant: Tenant, id: string): Promise<void> {
-  if (!(await archiveDealRow(db, tenant, id, new Date()))) throw errors.notFound('Deal', id);
+export async function archiveDeal(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  if (!(await archiveDealRow(trx, tenant, id, new Date()))) throw errors.notFound('Deal', id);
 }
 
-export async function listDealsPage(
+/** `GET /crm/deals`: newest first. */
+export async function searchDeals(
   db: Executor,
-  tenant: Tenant,
-  query: DealFilter & { limit: number; page_token?: string },
-): Promise<Page<Deal>> {
-  const { limit, page_token, ...filter } = query;
-  // The token is bound to the filters it was issued for, in a fixed order.
-  const filterKey = [
-    filter.pipeline_id,
-    filter.stage_id,
-    filter.status,
-    filter.company_id,
-    filter.contact_id,
-    filter.owner_user_id,
-    filter.include_archived,
-  ].join(',');
-  const scope = pageScope(`crm.deals.list:${filterKey}`, tenant);
-  const cursor = decodePageToken(page_token, scope);
-  const rows = await listDeals(db, tenant, filter, { before: cursor?.[0] as string | undefined, limit });
-  const page = toPage(rows, limit, scope, (row) => [row.id]);
-  return { ...page, data: page.data.map(toDeal) };
+  tenant: TenantScope,
+  filter: DealFilter,
+  page: PageRequest<string>,
+): Promise<Deal[]> {
+  return (await listDeals(db, tenant, filter, page)).map(toDeal);
 }

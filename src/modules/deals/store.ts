@@ -7,8 +7,10 @@ import {
   type Updateable,
 } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
+import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -62,7 +64,7 @@ function dealsOf(db: Executor, tenant: TenantScope) {
 }
 
 export function insertDeal(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   deal: Omit<Insertable<DealsTable>, 'org_id' | 'client_id' | 'custom_fields' | 'updated_at'> & {
     custom_fields: Record<string, unknown>;
@@ -86,12 +88,22 @@ export function findDeal(db: Executor, tenant: TenantScope, id: string) {
   return dealsOf(db, tenant).where('id', '=', id).executeTakeFirst();
 }
 
+export function findDeals(db: Executor, tenant: TenantScope, ids: string[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return dealsOf(db, tenant).where('id', 'in', ids).execute();
+}
+
+/** Which of `ids` are deals of the tenant. */
+export function findDealIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<string[]> {
+  return idsOfTenant(db, 'deals', tenant, ids);
+}
+
 /** Reads and locks the deal for the rest of the transaction, so concurrent updates apply one after another. */
-export function findDealForUpdate(trx: Executor, tenant: TenantScope, id: string) {
+export function lockDeal(trx: Trx, tenant: TenantScope, id: string) {
   return dealsOf(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export function updateDeal(trx: Executor, tenant: TenantScope, id: string, changes: DealChanges) {
+export function updateDeal(trx: Trx, tenant: TenantScope, id: string, changes: DealChanges) {
   return trx
     .updateTable('deals')
     .set(changes)
@@ -102,13 +114,8 @@ export function updateDeal(trx: Executor, tenant: TenantScope, id: string, chang
     .executeTakeFirstOrThrow();
 }
 
-/** Deals newest first (id descending), `limit + 1` rows for pagination. */
-export function listDeals(
-  db: Executor,
-  tenant: TenantScope,
-  filter: DealFilter,
-  page: { before?: string; limit: number },
-) {
+/** Deals newest first. */
+export function listDeals(db: Executor, tenant: TenantScope, filter: DealFilter, page: PageRequest<string>) {
   let query = dealsOf(db, tenant);
   if (!filter.include_archived) query = query.where('archived_at', 'is', null);
   if (filter.pipeline_id) query = query.where('pipeline_id', '=', filter.pipeline_id);
@@ -117,15 +124,12 @@ export function listDeals(
   if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
   if (filter.contact_id) query = query.where('primary_contact_id', '=', filter.contact_id);
   if (filter.owner_user_id) query = query.where('owner_user_id', '=', filter.owner_user_id);
-  if (page.before) query = query.where('id', '<', page.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(page.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
 /** Sets archived_at unless already set; the id of the deal, or undefined when it is not the tenant's. */
-export function archiveDeal(trx: Executor, tenant: TenantScope, id: string, now: Date) {
+export function archiveDeal(trx: Trx, tenant: TenantScope, id: string, now: Date) {
   return trx
     .updateTable('deals')
     .set({
@@ -137,4 +141,9 @@ export function archiveDeal(trx: Executor, tenant: TenantScope, id: string, now:
     .where('id', '=', id)
     .returning('id')
     .executeTakeFirst();
+}
+
+/** For a list's members: true when `dealId` (a column reference) names an archived deal. */
+export function dealArchived(dealId: unknown) {
+  return sql<boolean>`EXISTS (SELECT 1 FROM deals d WHERE d.id = ${dealId} AND d.archived_at IS NOT NULL)`;
 }

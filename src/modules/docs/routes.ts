@@ -2,7 +2,8 @@ import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../platform/http/errors.ts';
+import { publicUrl } from '../../config.ts';
+import { errors } from '../../platform/http/errors.ts';
 import { installRateLimit } from '../../platform/http/rate-limit.ts';
 import { etagOf, RepresentationCache, represent, sendRepresentation } from './cache.ts';
 import { loadDocs, type Page, shippedDocsDir } from './content.ts';
@@ -45,7 +46,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { config, redis } = app.platform;
   const index = await loadDocs(config.docsDir ?? shippedDocsDir());
   const cache = new RepresentationCache(1000);
-  const urlOf = (page: Page) => `${config.publicBaseUrl}/docs/${page.product.slug}/${page.slug}`;
+  const urlOf = (page: Page) => publicUrl(config, `/docs/${page.product.slug}/${page.slug}`);
   /** The cached answer for these request values, built by `build` on the first ask; 304 when the client has it. */
   const answer = (
     request: FastifyRequest,
@@ -197,7 +198,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.get('/v1/docs/*', { schema: { hide: true } }, async (request) => {
-    throw new ApiError(404, 'not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    throw errors.noRoute(request.method, request.url);
   });
 
   await app.register(siteRoutes, { index, cache });

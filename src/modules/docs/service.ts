@@ -1,4 +1,4 @@
-import { ApiError, errors } from '../../platform/http/errors.ts';
+import { errors } from '../../platform/http/errors.ts';
 import { type ChangeType, type DocsIndex, type Page, type Product, parseIsoDate } from './content.ts';
 import { searchPages } from './search.ts';
 
@@ -25,7 +25,7 @@ export function listProducts(index: DocsIndex) {
 export function listPages(index: DocsIndex, query: { product: string; category?: string; limit: number }) {
   const product = requireProduct(index, query.product);
   if (query.category !== undefined && !product.categories.some((c) => c.slug === query.category)) {
-    throw new ApiError(404, 'not_found', `Product ${product.slug} has no category ${query.category}.`);
+    throw errors.notFound(`Category ${query.category} of product ${product.slug}`);
   }
   const pages = index.pages.filter(
     (page) =>

@@ -1,34 +1,37 @@
-import { type RawBuilder, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
-import type { CompanyRecord } from '../companies/service.ts';
-import { getCompanies } from '../companies/service.ts';
-import { contactsByIds, contactsWhere } from '../contacts/service.ts';
-import type { ContactRecord } from '../contacts/store.ts';
-import { compileFilter, type FilterNode, validateFilter } from './filter.ts';
+import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
+import type { Referable } from '../../platform/http/references.ts';
+import { COMPANY, type CompanyRecord, getCompanies } from '../companies/service.ts';
 import {
-  addMembersChunk,
-  DNC_PHONE,
+  CONTACT,
+  type ContactFilter,
+  type ContactRecord,
+  contactsByIds,
+  contactsMatching,
+  validateContactFilter,
+} from '../contacts/service.ts';
+import { DEAL, type Deal, getDeals } from '../deals/service.ts';
+import {
   deleteAllMembers,
   deleteList,
   deleteMember,
   type EntityType,
-  type Exclusions,
   findList,
   insertList,
+  insertMembers,
   type ListFields,
   type ListRecord,
   listLists,
   listStaticMembers,
   lockList,
   shareList,
-  UNSUBSCRIBED_PHONE,
   updateList,
 } from './store.ts';
 
-export const MAX_IDS_PER_CALL = 10_000;
 export const CHUNK_SIZE = 100;
 
 export interface ListInput {
@@ -43,7 +46,7 @@ export interface ListInput {
 }
 
 export async function createList(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   input: ListInput,
   defaultCountry: string,
@@ -66,9 +69,9 @@ export async function createList(
 function filterFor(
   processingType: 'static' | 'smart',
   given: unknown,
-  current: FilterNode | null,
+  current: ContactFilter | null,
   defaultCountry: string,
-): FilterNode | null {
+): ContactFilter | null {
   if (processingType === 'static') {
     if (given !== undefined && given !== null) {
       throw errors.invalidField('filter_branch', 'is only for smart lists (processing_type smart)');
@@ -79,7 +82,7 @@ function filterFor(
   if (given === undefined || given === null) {
     throw errors.invalidField('filter_branch', 'is required for a smart list');
   }
-  return validateFilter(given, defaultCountry);
+  return validateContactFilter(given, defaultCountry);
 }
 
 export async function getList(db: Executor, tenant: TenantScope, id: string): Promise<ListRecord> {
@@ -91,13 +94,10 @@ export async function getList(db: Executor, tenant: TenantScope, id: string): Pr
 export function searchLists(
   db: Executor,
   tenant: TenantScope,
-  query: { processing_type?: string; before?: string; limit: number },
+  query: { processing_type?: 'static' | 'smart' },
+  page: PageRequest<string>,
 ) {
-  return listLists(db, tenant, {
-    processingType: query.processing_type,
-    before: query.before,
-    limit: query.limit,
-  });
+  return listLists(db, tenant, { processingType: query.processing_type }, page);
 }
 
 /**
@@ -105,32 +105,27 @@ export function searchLists(
  * filter); turning a smart list static drops its filter, and it starts empty.
  */
 export async function patchList(
-  db: Db,
+  trx: Trx,
   tenant: TenantScope,
   id: string,
   patch: Partial<ListInput>,
   defaultCountry: string,
 ): Promise<ListRecord> {
-  return db.transaction().execute(async (trx) => {
-    const list = await lockList(trx, tenant, id);
-    if (!list) throw errors.notFound('List', id);
-    const { filter_branch: givenFilter, ...fields } = patch;
-    const processingType = patch.processing_type ?? list.processing_type;
-    const filter = filterFor(processingType, givenFilter, list.filter_branch, defaultCountry);
-    const changes: ListFields = {};
-    for (const [key, value] of Object.entries(fields) as [keyof ListFields, unknown][]) {
-      if (value !== undefined && value !== list[key]) Object.assign(changes, { [key]: value });
-    }
-    if (JSON.stringify(filter) !== JSON.stringify(list.filter_branch)) changes.filter_branch = filter;
-    if (Object.keys(changes).length === 0) return list;
-    if (list.processing_type === 'static' && processingType === 'smart') await deleteAllMembers(trx, id);
-    return updateList(trx, tenant, id, changes);
-  });
+  const list = await lockList(trx, tenant, id);
+  if (!list) throw errors.notFound('List', id);
+  const { filter_branch: givenFilter, ...fields } = patch;
+  const processingType = patch.processing_type ?? list.processing_type;
+  const filter = filterFor(processingType, givenFilter, list.filter_branch, defaultCountry);
+  const changes: ListFields = changedFields<ListFields>(list, fields);
+  if (JSON.stringify(filter) !== JSON.stringify(list.filter_branch)) changes.filter_branch = filter;
+  if (!hasChanges(changes)) return list;
+  if (list.processing_type === 'static' && processingType === 'smart') await deleteAllMembers(trx, id);
+  return updateList(trx, tenant, id, changes);
 }
 
 /** DELETE removes the list and its members. */
-export async function removeList(db: Executor, tenant: TenantScope, id: string): Promise<void> {
-  const result = await deleteList(db, tenant, id);
+export async function removeList(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  const result = await deleteList(trx, tenant, id);
   if (result.numDeletedRows === 0n) throw errors.notFound('List', id);
 }
 
@@ -142,48 +137,65 @@ export interface BulkAddResult {
   not_found_ids: string[];
 }
 
+/** Which of `ids` are records of the tenant, asked of the module that owns each kind. */
+/** Each kind of member, as the module that owns it lets other modules refer to it. */
+const MEMBER_KINDS: Record<EntityType, Referable> = { contact: CONTACT, company: COMPANY, deal: DEAL };
+
 /**
- * Adds members to a static list, in chunks of 100 ids, each one statement that inserts only the
- * tenant's records. Repeated ids count once.
+ * Adds members to a static list: the owning module says which ids are records of the tenant (one
+ * query), and those are inserted in chunks of 100, one statement each. Repeated ids count once.
  */
 export async function addMembers(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   listId: string,
-  entityType: EntityType,
-  ids: string[],
+  input: { contact_ids?: string[]; entity_ids?: string[]; entity_type?: EntityType },
 ): Promise<BulkAddResult> {
+  const { entityType, ids } = membersToAdd(input);
   const list = await shareList(trx, tenant, listId);
   if (!list) throw errors.notFound('List', listId);
   assertStatic(list);
   const distinct = [...new Set(ids.map((id) => id.toLowerCase()))];
-  const result: BulkAddResult = {
-    entity_type: entityType,
-    added: 0,
-    already_present: 0,
-    not_found: 0,
-    not_found_ids: [],
-  };
-  for (let start = 0; start < distinct.length; start += CHUNK_SIZE) {
-    const chunk = distinct.slice(start, start + CHUNK_SIZE);
-    const outcome = await addMembersChunk(trx, tenant, listId, entityType, chunk);
-    result.added += outcome.added;
-    result.already_present += outcome.owned - outcome.added;
-    result.not_found_ids.push(...outcome.not_found);
+  const owned = new Set(await MEMBER_KINDS[entityType].existing(trx, tenant, distinct));
+  const members = distinct.filter((id) => owned.has(id));
+  let added = 0;
+  for (let start = 0; start < members.length; start += CHUNK_SIZE) {
+    added += await insertMembers(trx, tenant, listId, entityType, members.slice(start, start + CHUNK_SIZE));
   }
-  result.not_found = result.not_found_ids.length;
-  return result;
+  const notFound = distinct.filter((id) => !owned.has(id));
+  return {
+    entity_type: entityType,
+    added,
+    already_present: members.length - added,
+    not_found: notFound.length,
+    not_found_ids: notFound,
+  };
+}
+
+/** `{contact_ids}`, or `{entity_ids, entity_type}`: one of them. */
+function membersToAdd(input: { contact_ids?: string[]; entity_ids?: string[]; entity_type?: EntityType }) {
+  const { contact_ids, entity_ids, entity_type } = input;
+  if ((contact_ids === undefined) === (entity_ids === undefined)) {
+    throw errors.invalidField('contact_ids', 'or entity_ids (with entity_type) is required, not both');
+  }
+  if (contact_ids !== undefined && entity_type !== undefined && entity_type !== 'contact') {
+    throw errors.invalidField('entity_type', 'must be contact (or absent) with contact_ids');
+  }
+  if (entity_ids !== undefined && entity_type === undefined) {
+    throw errors.invalidField('entity_type', 'is required with entity_ids');
+  }
+  return { entityType: entity_type ?? 'contact', ids: (contact_ids ?? entity_ids) as string[] };
 }
 
 export async function removeMember(
-  db: Db,
+  trx: Trx,
   tenant: TenantScope,
   listId: string,
   entityId: string,
 ): Promise<void> {
-  const list = await getList(db, tenant, listId);
+  const list = await getList(trx, tenant, listId);
   assertStatic(list);
-  const result = await deleteMember(db, tenant, listId, entityId);
+  const result = await deleteMember(trx, tenant, listId, entityId);
   if (result.numDeletedRows === 0n) throw errors.notFound('List member', entityId);
 }
 
@@ -201,56 +213,49 @@ export interface Member {
   added_at: Date | null;
   contact: ContactRecord | null;
   company: CompanyRecord | null;
+  deal: Deal | null;
 }
+
+/** Members page newest record first: the cursor is the last member's entity id. */
+export const memberKeyset: Keyset<Member, string> = {
+  key: (member) => [member.entity_id],
+  cursor: ([id]) => (typeof id === 'string' ? id : undefined),
+};
 
 /** A page of members: a static list's stored members, or the contacts a smart list's filter matches now. */
 export async function listMembers(
   db: Executor,
   tenant: TenantScope,
   listId: string,
-  page: { before?: string; limit: number },
+  page: PageRequest<string>,
 ): Promise<Member[]> {
   const list = await getList(db, tenant, listId);
   if (list.processing_type === 'smart' && list.filter_branch) {
-    const predicate = sql<boolean>`${compileFilter(list.filter_branch)} AND ${contactExclusions(list)}`;
-    const contacts = await contactsWhere(db, tenant, predicate, page);
+    const contacts = await contactsMatching(db, tenant, list.filter_branch, list, page);
     return contacts.map((contact) => ({
       entity_type: 'contact',
       entity_id: contact.id,
       added_at: null,
       contact,
       company: null,
+      deal: null,
     }));
   }
   const rows = await listStaticMembers(db, tenant, listId, list, page);
   const idsOf = (type: EntityType) =>
     rows.filter((row) => row.entity_type === type).map((row) => row.entity_id);
-  const [contacts, companies] = await Promise.all([
+  const [contacts, companies, deals] = await Promise.all([
     contactsByIds(db, tenant, idsOf('contact')),
     getCompanies(db, tenant, idsOf('company')),
+    getDeals(db, tenant, idsOf('deal')),
   ]);
-  const contactById = new Map(contacts.map((contact) => [contact.id, contact]));
-  const companyById = new Map(companies.map((company) => [company.id, company]));
+  const byId = <T extends { id: string }>(records: T[]) =>
+    new Map(records.map((record) => [record.id, record]));
+  const [contactById, companyById, dealById] = [byId(contacts), byId(companies), byId(deals)];
   return rows.map((row) => ({
     ...row,
     contact: contactById.get(row.entity_id) ?? null,
     company: companyById.get(row.entity_id) ?? null,
+    deal: dealById.get(row.entity_id) ?? null,
   }));
-}
-
-/** The list's exclusions as a predicate over `contacts AS c`. */
-function contactExclusions(list: Exclusions): RawBuilder<boolean> {
-  const conditions: RawBuilder<unknown>[] = [sql`true`];
-  if (list.exclude_archived) conditions.push(sql`c.archived_at IS NULL`);
-  if (list.exclude_dnc) {
-    conditions.push(
-      sql`NOT EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.contact_id = c.id AND ${DNC_PHONE})`,
-    );
-  }
-  if (list.exclude_unsubscribed) {
-    conditions.push(
-      sql`NOT EXISTS (SELECT 1 FROM contact_phones cp WHERE cp.contact_id = c.id AND ${UNSUBSCRIBED_PHONE})`,
-    );
-  }
-  return sql<boolean>`(${sql.join(conditions, sql` AND `)})`;
 }

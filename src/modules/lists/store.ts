@@ -1,9 +1,11 @@
 import { type ColumnType, type Generated, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
-
-import type { FilterNode } from './filter.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import { companyArchived } from '../companies/service.ts';
+import { contactExcluded, type ContactFilter as FilterNode } from '../contacts/service.ts';
+import { dealArchived } from '../deals/service.ts';
 
 export interface CrmListsTable {
   id: string;
@@ -74,32 +76,30 @@ export function findList(db: Executor, tenant: TenantScope, id: string) {
   return lists(db, tenant).where('id', '=', id).executeTakeFirst();
 }
 
-export function lockList(trx: Executor, tenant: TenantScope, id: string) {
+export function lockList(trx: Trx, tenant: TenantScope, id: string) {
   return lists(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** The list, protected from deletion until the transaction ends (its members are being written). */
-export function shareList(trx: Executor, tenant: TenantScope, id: string) {
+export function shareList(trx: Trx, tenant: TenantScope, id: string) {
   return lists(trx, tenant).where('id', '=', id).forKeyShare().executeTakeFirst();
 }
 
+/** Lists newest first. */
 export function listLists(
   db: Executor,
   tenant: TenantScope,
-  filter: { processingType?: string; before?: string; limit: number },
+  filter: { processingType?: 'static' | 'smart' },
+  page: PageRequest<string>,
 ) {
   let query = lists(db, tenant);
-  if (filter.processingType !== undefined)
-    query = query.where('processing_type', '=', filter.processingType as 'static');
-  if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1)
-    .execute();
+  if (filter.processingType !== undefined) query = query.where('processing_type', '=', filter.processingType);
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
 export function insertList(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   list: { id: string; name: string; at: Date } & ListFields,
 ) {
@@ -119,7 +119,7 @@ export function insertList(
     .executeTakeFirstOrThrow();
 }
 
-export function updateList(trx: Executor, tenant: TenantScope, id: string, changes: ListFields) {
+export function updateList(trx: Trx, tenant: TenantScope, id: string, changes: ListFields) {
   const { filter_branch, ...fields } = changes;
   return trx
     .updateTable('crm_lists')
@@ -137,7 +137,7 @@ export function updateList(trx: Executor, tenant: TenantScope, id: string, chang
     .executeTakeFirstOrThrow();
 }
 
-export function deleteList(trx: Executor, tenant: TenantScope, id: string) {
+export function deleteList(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .deleteFrom('crm_lists')
     .where('org_id', '=', tenant.orgId)
@@ -146,11 +146,11 @@ export function deleteList(trx: Executor, tenant: TenantScope, id: string) {
     .executeTakeFirst();
 }
 
-export function deleteAllMembers(trx: Executor, listId: string) {
+export function deleteAllMembers(trx: Trx, listId: string) {
   return trx.deleteFrom('crm_list_members').where('list_id', '=', listId).execute();
 }
 
-export function deleteMember(trx: Executor, tenant: TenantScope, listId: string, entityId: string) {
+export function deleteMember(trx: Trx, tenant: TenantScope, listId: string, entityId: string) {
   return trx
     .deleteFrom('crm_list_members')
     .where('list_id', '=', listId)
@@ -160,46 +160,24 @@ export function deleteMember(trx: Executor, tenant: TenantScope, listId: string,
     .executeTakeFirst();
 }
 
-/** Where each kind of member lives; the deals table belongs to the deals module, so it is reached with SQL. */
-const ENTITY_TABLES: Record<EntityType, RawBuilder<unknown>> = {
-  contact: sql.table('contacts'),
-  company: sql.table('companies'),
-  deal: sql.table('deals'),
-};
-
-export interface ChunkOutcome {
-  added: number;
-  owned: number;
-  not_found: string[];
-}
-
-/**
- * Adds one chunk of ids in one statement: only the ids of records of this tenant are inserted; the
- * others come back as not found.
- */
-export async function addMembersChunk(
-  trx: Executor,
+/** Adds the tenant's records `ids` (already checked by their modules) in one statement. */
+export async function insertMembers(
+  trx: Trx,
   tenant: TenantScope,
   listId: string,
   entityType: EntityType,
   ids: string[],
-): Promise<ChunkOutcome> {
-  const { rows } = await sql<ChunkOutcome>`
-    WITH ids AS (SELECT unnest(${ids}::uuid[]) AS id),
-    owned AS (
-      SELECT e.id FROM ${ENTITY_TABLES[entityType]} e JOIN ids ON e.id = ids.id
-      WHERE e.org_id = ${tenant.orgId} AND e.client_id = ${tenant.clientId}
-    ), added AS (
+): Promise<number> {
+  const { rows } = await sql<{ added: number }>`
+    WITH added AS (
       INSERT INTO crm_list_members (list_id, org_id, client_id, entity_type, entity_id)
-      SELECT ${listId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${entityType}::text, id FROM owned
+      SELECT ${listId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${entityType}::text, id
+      FROM unnest(${ids}::uuid[]) AS id
       ON CONFLICT (list_id, entity_id) DO NOTHING
       RETURNING entity_id
     )
-    SELECT
-      (SELECT count(*) FROM added)::int AS added,
-      (SELECT count(*) FROM owned)::int AS owned,
-      ARRAY(SELECT id::text FROM ids WHERE id NOT IN (SELECT id FROM owned)) AS not_found`.execute(trx);
-  return rows[0];
+    SELECT count(*)::int AS added FROM added`.execute(trx);
+  return rows[0].added;
 }
 
 export interface Exclusions {
@@ -208,10 +186,12 @@ export interface Exclusions {
   exclude_archived: boolean;
 }
 
-/** A contact is on the do-not-call list when one of its phones is marked do_not_call or has a DNC scope. */
-export const DNC_PHONE = sql`(cp.consent_status = 'do_not_call' OR cp.dnc_scope IS NOT NULL)`;
-/** A contact has unsubscribed when one of its phones has opted out. */
-export const UNSUBSCRIBED_PHONE = sql`cp.consent_status = 'opt_out'`;
+/** A static member, as stored. */
+export interface MemberRow {
+  entity_type: EntityType;
+  entity_id: string;
+  added_at: Date;
+}
 
 /** The static members of a list, newest entity first, with the list's exclusions applied. */
 export async function listStaticMembers(
@@ -219,35 +199,24 @@ export async function listStaticMembers(
   tenant: TenantScope,
   listId: string,
   exclusions: Exclusions,
-  page: { before?: string; limit: number },
-) {
+  page: PageRequest<string>,
+): Promise<MemberRow[]> {
+  const entity = sql.ref('m.entity_id');
   const conditions: RawBuilder<unknown>[] = [
     sql`m.list_id = ${listId}`,
     sql`m.org_id = ${tenant.orgId}`,
     sql`m.client_id = ${tenant.clientId}`,
+    sql`NOT (m.entity_type = 'contact' AND ${contactExcluded(exclusions, entity)})`,
   ];
-  if (page.before !== undefined) conditions.push(sql`m.entity_id < ${page.before}::uuid`);
+  if (page.after !== undefined) conditions.push(sql`m.entity_id < ${page.after}::uuid`);
   if (exclusions.exclude_archived) {
-    conditions.push(sql`NOT EXISTS (
-      SELECT 1 FROM contacts c WHERE m.entity_type = 'contact' AND c.id = m.entity_id AND c.archived_at IS NOT NULL
-      UNION ALL
-      SELECT 1 FROM companies co WHERE m.entity_type = 'company' AND co.id = m.entity_id AND co.archived_at IS NOT NULL
-      UNION ALL
-      SELECT 1 FROM deals d WHERE m.entity_type = 'deal' AND d.id = m.entity_id AND d.archived_at IS NOT NULL)`);
+    conditions.push(sql`NOT (m.entity_type = 'company' AND ${companyArchived(entity)})`);
+    conditions.push(sql`NOT (m.entity_type = 'deal' AND ${dealArchived(entity)})`);
   }
-  for (const [flag, phone] of [
-    [exclusions.exclude_dnc, DNC_PHONE],
-    [exclusions.exclude_unsubscribed, UNSUBSCRIBED_PHONE],
-  ] as const) {
-    if (flag) {
-      conditions.push(sql`NOT EXISTS (
-        SELECT 1 FROM contact_phones cp WHERE m.entity_type = 'contact' AND cp.contact_id = m.entity_id AND ${phone})`);
-    }
-  }
-  const { rows } = await sql<{ entity_type: EntityType; entity_id: string; added_at: Date }>`
+  const { rows } = await sql<MemberRow>`
     SELECT m.entity_type, m.entity_id, m.added_at FROM crm_list_members m
     WHERE ${sql.join(conditions, sql` AND `)}
     ORDER BY m.entity_id DESC
-    LIMIT ${page.limit + 1}`.execute(db);
+    LIMIT ${page.limit}`.execute(db);
   return rows;
 }

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { pageQuerySchema, pageSchema } from '../../platform/http/pagination.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
+import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdParams, Query } from '../../platform/http/schemas.ts';
 import { CreatePipelineBody, PipelineSchema } from './schemas.ts';
-import { createPipeline, getPipeline, listPipelinesPage } from './service.ts';
+import { createPipeline, getPipeline, listPipelines } from './service.ts';
 
 const tags = ['crm'];
 
@@ -21,7 +22,9 @@ export const pipelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(PipelineSchema), ...errorResponses() },
       },
     },
-    async (request) => listPipelinesPage(db, request.tenant, { limit: 50, ...request.query }),
+    // The first page creates the default pipeline when the client has none yet: a write.
+    async (request) =>
+      inTransaction(db, (trx) => paginate(request, byId, (page) => listPipelines(trx, request.tenant, page))),
   );
 
   app.post(
@@ -36,7 +39,7 @@ export const pipelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const pipeline = await createPipeline(db, request.tenant, request.body);
+      const pipeline = await inTransaction(db, (trx) => createPipeline(trx, request.tenant, request.body));
       reply.code(201);
       return { pipeline };
     },

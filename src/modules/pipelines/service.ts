@@ -1,18 +1,19 @@
-import type { Tenant } from '../../platform/auth/tenant.ts';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
-import { decodePageToken, type Page, pageScope, toPage } from '../../platform/http/pagination.ts';
-import { assertReferences } from '../references/store.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+import { assertReferences, type Referable } from '../../platform/http/references.ts';
 import {
   demoteDefaultPipeline,
   findDefaultStart,
   findPipeline,
+  findPipelineIds,
+  findPipelines,
   findStageInPipeline,
   firstStage,
   insertPipeline,
   insertStages,
-  listPipelines,
   lockDefaultPipeline,
   type PipelineRow,
   type StageRow,
@@ -54,6 +55,9 @@ export interface PipelineInput {
   stages: { name: string; probability?: number | null }[];
 }
 
+/** Pipelines as request bodies refer to them (`pipeline_id`). */
+const PIPELINE: Referable = { noun: 'a pipeline', existing: findPipelineIds };
+
 /** Where a deal sits: a pipeline of the tenant and one of its stages. */
 export interface Placement {
   pipelineId: string;
@@ -75,21 +79,16 @@ function toPipeline(row: PipelineRow, stages: StageRow[]): Pipeline {
   };
 }
 
-async function inTransaction<T>(db: Executor, work: (trx: Executor) => Promise<T>): Promise<T> {
-  return db.isTransaction ? work(db) : db.transaction().execute(work);
-}
-
 /**
  * The default pipeline's first stage, creating the default pipeline on first use. Race-safe: every
  * change of a client's default pipeline holds the same advisory lock, and the partial unique index
  * `pipelines_one_default` stands behind it.
  */
-export async function defaultPlacement(db: Executor, tenant: Tenant): Promise<Placement> {
-  let start = await findDefaultStart(db, tenant);
+export async function defaultPlacement(trx: Trx, tenant: TenantScope): Promise<Placement> {
+  let start = await findDefaultStart(trx, tenant);
   if (!start) {
-    await inTransaction(db, async (trx) => {
-      await lockDefaultPipeline(trx, tenant);
-      if (await findDefaultStart(trx, tenant)) return;
+    await lockDefaultPipeline(trx, tenant);
+    if (!(await findDefaultStart(trx, tenant))) {
       const created = await insertPipeline(trx, tenant, {
         id: newId(),
         name: DEFAULT_PIPELINE.name,
@@ -103,8 +102,8 @@ export async function defaultPlacement(db: Executor, tenant: Tenant): Promise<Pl
           DEFAULT_PIPELINE.stages.map((stage) => ({ id: newId(), ...stage })),
         );
       }
-    });
-    start = await findDefaultStart(db, tenant);
+    }
+    start = await findDefaultStart(trx, tenant);
   }
   if (!start) throw new Error(`no default pipeline for client ${tenant.clientId} after creating one`);
   return { pipelineId: start.pipeline_id, stageId: start.stage_id };
@@ -115,65 +114,56 @@ export async function defaultPlacement(db: Executor, tenant: Tenant): Promise<Pl
  * update. A pipeline that is not the tenant's, or a stage outside the deal's pipeline, is a 400.
  */
 export async function placeDeal(
-  db: Executor,
-  tenant: Tenant,
+  trx: Trx,
+  tenant: TenantScope,
   given: { pipelineId?: string; stageId?: string },
   current?: Placement,
 ): Promise<Placement> {
   let pipelineId = given.pipelineId ?? current?.pipelineId;
   if (given.pipelineId !== undefined && given.pipelineId !== current?.pipelineId) {
-    await assertReferences(db, tenant, [{ field: 'pipeline_id', kind: 'pipeline', id: given.pipelineId }]);
+    await assertReferences(trx, tenant, [{ field: 'pipeline_id', id: given.pipelineId, kind: PIPELINE }]);
   }
   if (pipelineId === undefined) {
-    const start = await defaultPlacement(db, tenant);
+    const start = await defaultPlacement(trx, tenant);
     if (given.stageId === undefined) return start;
     pipelineId = start.pipelineId;
   }
   if (given.stageId !== undefined) {
     if (given.stageId === current?.stageId && pipelineId === current.pipelineId) return current;
-    const stage = await findStageInPipeline(db, tenant, pipelineId, given.stageId);
+    const stage = await findStageInPipeline(trx, tenant, pipelineId, given.stageId);
     if (!stage) {
       throw errors.invalidField('stage_id', `is not a stage of the deal's pipeline ${pipelineId}`);
     }
     return { pipelineId, stageId: stage.id };
   }
   if (current && pipelineId === current.pipelineId) return current;
-  const first = await firstStage(db, tenant, pipelineId);
+  const first = await firstStage(trx, tenant, pipelineId);
   if (!first) throw errors.invalidField('pipeline_id', `is not a pipeline of this client (${pipelineId})`);
   return { pipelineId, stageId: first.id };
 }
 
-/** The tenant's pipelines with their stages in order; the default pipeline is created on first use. */
-export async function listPipelinesPage(
-  db: Executor,
-  tenant: Tenant,
-  query: { limit: number; page_token?: string },
-): Promise<Page<Pipeline>> {
-  const scope = pageScope('crm.pipelines.list', tenant);
-  const cursor = decodePageToken(query.page_token, scope);
-  if (!cursor) await defaultPlacement(db, tenant);
-  const rows = await listPipelines(db, tenant, {
-    after: cursor?.[0] as string | undefined,
-    limit: query.limit,
-  });
-  const page = toPage(rows, query.limit, scope, (row) => [row.id]);
+/** The tenant's pipelines with their stages in order, oldest first; the default pipeline is created on first use. */
+export async function listPipelines(
+  trx: Trx,
+  tenant: TenantScope,
+  page: PageRequest<string>,
+): Promise<Pipeline[]> {
+  if (page.after === undefined) await defaultPlacement(trx, tenant);
+  const rows = await findPipelines(trx, tenant, page);
   const stages = await stagesOf(
-    db,
+    trx,
     tenant,
-    page.data.map((row) => row.id),
+    rows.map((row) => row.id),
   );
-  return {
-    ...page,
-    data: page.data.map((row) =>
-      toPipeline(
-        row,
-        stages.filter((s) => s.pipeline_id === row.id),
-      ),
+  return rows.map((row) =>
+    toPipeline(
+      row,
+      stages.filter((s) => s.pipeline_id === row.id),
     ),
-  };
+  );
 }
 
-export async function getPipeline(db: Executor, tenant: Tenant, id: string): Promise<Pipeline> {
+export async function getPipeline(db: Executor, tenant: TenantScope, id: string): Promise<Pipeline> {
   const row = await findPipeline(db, tenant, id);
   if (!row) throw errors.notFound('Pipeline', id);
   return toPipeline(row, await stagesOf(db, tenant, [row.id]));
@@ -184,35 +174,34 @@ export async function getPipeline(db: Executor, tenant: Tenant, id: string): Pro
  * place of the previous one; otherwise the built-in default is created first if the client has none,
  * so a client always has exactly one default pipeline.
  */
-export async function createPipeline(db: Executor, tenant: Tenant, input: PipelineInput): Promise<Pipeline> {
+export async function createPipeline(trx: Trx, tenant: TenantScope, input: PipelineInput): Promise<Pipeline> {
   const names = new Set<string>();
   input.stages.forEach((stage, i) => {
     const key = stage.name.trim().toLowerCase();
     if (names.has(key)) throw errors.invalidField(`stages.${i}.name`, 'repeats the name of another stage');
     names.add(key);
   });
-  if (!input.is_default) await defaultPlacement(db, tenant);
-  return inTransaction(db, async (trx) => {
-    if (input.is_default) {
-      await lockDefaultPipeline(trx, tenant);
-      await demoteDefaultPipeline(trx, tenant);
-    }
-    const row = await insertPipeline(trx, tenant, {
-      id: newId(),
-      name: input.name,
-      isDefault: input.is_default ?? false,
-    });
-    if (!row) throw new Error('pipeline insert conflicted although the default was demoted under lock');
-    const stages = await insertStages(
-      trx,
-      tenant,
-      row.id,
-      input.stages.map((stage) => ({
-        id: newId(),
-        name: stage.name,
-        probability: stage.probability ?? null,
-      })),
-    );
-    return toPipeline(row, stages);
+  if (input.is_default) {
+    await lockDefaultPipeline(trx, tenant);
+    await demoteDefaultPipeline(trx, tenant);
+  } else {
+    await defaultPlacement(trx, tenant);
+  }
+  const row = await insertPipeline(trx, tenant, {
+    id: newId(),
+    name: input.name,
+    isDefault: input.is_default ?? false,
   });
+  if (!row) throw new Error('pipeline insert conflicted although the default was demoted under lock');
+  const stages = await insertStages(
+    trx,
+    tenant,
+    row.id,
+    input.stages.map((stage) => ({
+      id: newId(),
+      name: stage.name,
+      probability: stage.probability ?? null,
+    })),
+  );
+  return toPipeline(row, stages);
 }

@@ -1,6 +1,8 @@
 import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -65,7 +67,7 @@ export function findDefaultStart(db: Executor, tenant: TenantScope) {
  * index `pipelines_one_default`) is not inserted: the result is then undefined.
  */
 export function insertPipeline(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   pipeline: { id: string; name: string; isDefault: boolean },
 ) {
@@ -83,7 +85,7 @@ export function insertPipeline(
     .executeTakeFirst();
 }
 
-export function insertStages(trx: Executor, tenant: TenantScope, pipelineId: string, stages: NewStage[]) {
+export function insertStages(trx: Trx, tenant: TenantScope, pipelineId: string, stages: NewStage[]) {
   return trx
     .insertInto('pipeline_stages')
     .values(
@@ -102,13 +104,13 @@ export function insertStages(trx: Executor, tenant: TenantScope, pipelineId: str
 }
 
 /** Serializes changes of a tenant's default pipeline, so two of them cannot both demote and insert. */
-export async function lockDefaultPipeline(trx: Executor, tenant: TenantScope): Promise<void> {
+export async function lockDefaultPipeline(trx: Trx, tenant: TenantScope): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`pipelines:${tenant.orgId}:${tenant.clientId}`}, 0))`.execute(
     trx,
   );
 }
 
-export function demoteDefaultPipeline(trx: Executor, tenant: TenantScope) {
+export function demoteDefaultPipeline(trx: Trx, tenant: TenantScope) {
   return trx
     .updateTable('pipelines')
     .set({ is_default: false })
@@ -118,14 +120,15 @@ export function demoteDefaultPipeline(trx: Executor, tenant: TenantScope) {
     .execute();
 }
 
-/** Pipelines in creation order (id ascending), `limit + 1` rows for pagination. */
-export function listPipelines(db: Executor, tenant: TenantScope, page: { after?: string; limit: number }) {
+/** Pipelines in creation order (id ascending). */
+export function findPipelines(db: Executor, tenant: TenantScope, page: PageRequest<string>) {
   let query = pipelinesOf(db, tenant);
-  if (page.after) query = query.where('id', '>', page.after);
-  return query
-    .orderBy('id')
-    .limit(page.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '>', page.after);
+  return query.orderBy('id').limit(page.limit).execute();
+}
+
+export function findPipelineIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<string[]> {
+  return idsOfTenant(db, 'pipelines', tenant, ids);
 }
 
 export function findPipeline(db: Executor, tenant: TenantScope, id: string) {

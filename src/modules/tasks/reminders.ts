@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { toTask } from './service.ts';
 import { claimDueTasks } from './store.ts';
@@ -29,7 +30,7 @@ export async function sendDueSoonReminders(
   };
   let reminded = 0;
   for (;;) {
-    const claimed = await db.transaction().execute(async (trx) => {
+    const claimed = await inTransaction(db, async (trx) => {
       const rows = await claimDueTasks(trx, window, now, BATCH);
       for (const row of rows) {
         await emit(trx, { orgId: row.org_id, clientId: row.client_id }, 'task.due_soon', {

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import { pageSchema } from '../../platform/http/pagination.ts';
+import { byId, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
 import { CreateTaskBody, ListTasksQuery, TaskSchema, UpdateTaskBody } from './schemas.ts';
-import { createTask, deleteTask, getTask, listTasksPage, updateTask } from './service.ts';
+import { createTask, deleteTask, getTask, searchTasks, updateTask } from './service.ts';
 
 const tags = ['crm'];
 const TaskEnvelope = Type.Object({ task: TaskSchema });
@@ -23,7 +24,8 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(TaskSchema), ...errorResponses() },
       },
     },
-    async (request) => listTasksPage(db, request.tenant, { limit: 50, ...request.query }),
+    async (request) =>
+      paginate(request, byId, (page) => searchTasks(db, request.tenant, request.query, page)),
   );
 
   app.post(
@@ -71,7 +73,11 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TaskEnvelope, ...errorResponses(404) },
       },
     },
-    async (request) => ({ task: await updateTask(db, request.tenant, request.params.id, request.body) }),
+    async (request) => ({
+      task: await inTransaction(db, (trx) =>
+        updateTask(trx, request.tenant, request.params.id, request.body),
+      ),
+    }),
   );
 
   app.delete(
@@ -86,7 +92,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteTask(db, request.tenant, request.params.id);
+      await inTransaction(db, (trx) => deleteTask(trx, request.tenant, request.params.id));
       reply.code(204).send(null);
     },
   );

@@ -1,7 +1,8 @@
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -50,7 +51,7 @@ function tasksOf(db: Executor, tenant: TenantScope) {
 }
 
 export function insertTask(
-  trx: Executor,
+  trx: Trx,
   tenant: TenantScope,
   task: Omit<Insertable<TasksTable>, 'org_id' | 'client_id'>,
 ) {
@@ -66,11 +67,11 @@ export function findTask(db: Executor, tenant: TenantScope, id: string) {
 }
 
 /** Reads and locks the task for the rest of the transaction: concurrent updates apply one after another. */
-export function findTaskForUpdate(trx: Executor, tenant: TenantScope, id: string) {
+export function lockTask(trx: Trx, tenant: TenantScope, id: string) {
   return tasksOf(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export function updateTask(trx: Executor, tenant: TenantScope, id: string, changes: TaskChanges) {
+export function updateTask(trx: Trx, tenant: TenantScope, id: string, changes: TaskChanges) {
   return trx
     .updateTable('tasks')
     .set(changes)
@@ -81,7 +82,7 @@ export function updateTask(trx: Executor, tenant: TenantScope, id: string, chang
     .executeTakeFirstOrThrow();
 }
 
-export function deleteTask(trx: Executor, tenant: TenantScope, id: string) {
+export function deleteTask(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .deleteFrom('tasks')
     .where('org_id', '=', tenant.orgId)
@@ -91,22 +92,14 @@ export function deleteTask(trx: Executor, tenant: TenantScope, id: string) {
     .executeTakeFirst();
 }
 
-/** Tasks newest first (id descending), `limit + 1` rows for pagination. */
-export function listTasks(
-  db: Executor,
-  tenant: TenantScope,
-  filter: TaskFilter,
-  page: { before?: string; limit: number },
-) {
+/** Tasks newest first. */
+export function listTasks(db: Executor, tenant: TenantScope, filter: TaskFilter, page: PageRequest<string>) {
   let query = tasksOf(db, tenant);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.assignee_user_id) query = query.where('assignee_user_id', '=', filter.assignee_user_id);
   if (filter.due_before) query = query.where('due_at', '<', new Date(filter.due_before));
-  if (page.before) query = query.where('id', '<', page.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(page.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
 /**
@@ -114,7 +107,7 @@ export function listTasks(
  * that were not reminded yet: marks them reminded and returns them. The predicate repeats the partial
  * index `tasks_due_unreminded`; SKIP LOCKED lets several workers claim side by side.
  */
-export function claimDueTasks(trx: Executor, window: { from: Date; until: Date }, now: Date, batch: number) {
+export function claimDueTasks(trx: Trx, window: { from: Date; until: Date }, now: Date, batch: number) {
   return trx
     .updateTable('tasks')
     .set({ reminded_at: now })

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { requireAdminToken } from '../../platform/auth/admin-token.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { Body } from '../../platform/http/schemas.ts';
 import * as membership from './membership.ts';
 
@@ -42,11 +43,13 @@ export const feedAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { custodial_wallets = [], connected_wallets = [], member_since } = request.body;
-      const result = await membership.putMember(db, request.params.memberId, {
-        member_since,
-        custodial_wallets,
-        connected_wallets,
-      });
+      const result = await inTransaction(db, (trx) =>
+        membership.putMember(trx, request.params.memberId, {
+          member_since,
+          custodial_wallets,
+          connected_wallets,
+        }),
+      );
       reply.code(result.created ? 201 : 200);
       return { member: result.member };
     },
@@ -56,7 +59,7 @@ export const feedAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/feed/members/:memberId',
     { schema: { ...hidden, params: Type.Object({ memberId: MemberId }) } },
     async (request, reply) => {
-      await membership.removeMember(db, request.params.memberId);
+      await inTransaction(db, (trx) => membership.removeMember(trx, request.params.memberId));
       reply.code(204).send();
     },
   );
@@ -75,14 +78,16 @@ export const feedAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      membership.importMembers(
-        db,
-        request.body.map((m) => ({
-          id: m.id,
-          member_since: m.member_since,
-          custodial_wallets: m.custodial_wallets ?? [],
-          connected_wallets: m.connected_wallets ?? [],
-        })),
+      inTransaction(db, (trx) =>
+        membership.importMembers(
+          trx,
+          request.body.map((m) => ({
+            id: m.id,
+            member_since: m.member_since,
+            custodial_wallets: m.custodial_wallets ?? [],
+            connected_wallets: m.connected_wallets ?? [],
+          })),
+        ),
       ),
   );
 
@@ -96,7 +101,9 @@ export const feedAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      platform_wallets: await membership.replaceRole(db, 'platform', request.body.wallets, 'wallets'),
+      platform_wallets: await inTransaction(db, (trx) =>
+        membership.replaceRole(trx, 'platform', request.body.wallets, 'wallets'),
+      ),
     }),
   );
 
@@ -110,7 +117,9 @@ export const feedAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      marketplaces: await membership.replaceRole(db, 'marketplace', request.body.addresses, 'addresses'),
+      marketplaces: await inTransaction(db, (trx) =>
+        membership.replaceRole(trx, 'marketplace', request.body.addresses, 'addresses'),
+      ),
     }),
   );
 };

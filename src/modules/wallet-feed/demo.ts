@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import type { HoldingsFileContent } from '../../providers/chain/import.ts';
 import { putMember, replaceRole } from './membership.ts';
 
@@ -35,26 +36,28 @@ export const DEMO_HOLDINGS: HoldingsFileContent = {
 /** Seeds the demo membership, unless membership has already been set up. */
 export async function seedFeedDemo(db: Db): Promise<void> {
   if (await db.selectFrom('feed_addresses').select('address').limit(1).executeTakeFirst()) return;
-  await putMember(db, 'demo-alice', {
-    member_since: '2023-03-14',
-    custodial_wallets: [alice[0]],
-    connected_wallets: [alice[1]],
+  await inTransaction(db, async (trx) => {
+    await putMember(trx, 'demo-alice', {
+      member_since: '2023-03-14',
+      custodial_wallets: [alice[0]],
+      connected_wallets: [alice[1]],
+    });
+    await putMember(trx, 'demo-bob', {
+      member_since: '2024-06-01',
+      custodial_wallets: [bob],
+      connected_wallets: [],
+    });
+    await putMember(trx, 'demo-carol', {
+      member_since: '2025-01-20',
+      custodial_wallets: [carol],
+      connected_wallets: [],
+    });
+    await putMember(trx, 'demo-dave', {
+      member_since: '2025-09-09',
+      custodial_wallets: [],
+      connected_wallets: [dave],
+    });
+    await replaceRole(trx, 'platform', [platformWallet], 'wallets');
+    await replaceRole(trx, 'marketplace', [marketplace], 'addresses');
   });
-  await putMember(db, 'demo-bob', {
-    member_since: '2024-06-01',
-    custodial_wallets: [bob],
-    connected_wallets: [],
-  });
-  await putMember(db, 'demo-carol', {
-    member_since: '2025-01-20',
-    custodial_wallets: [carol],
-    connected_wallets: [],
-  });
-  await putMember(db, 'demo-dave', {
-    member_since: '2025-09-09',
-    custodial_wallets: [],
-    connected_wallets: [dave],
-  });
-  await replaceRole(db, 'platform', [platformWallet], 'wallets');
-  await replaceRole(db, 'marketplace', [marketplace], 'addresses');
 }

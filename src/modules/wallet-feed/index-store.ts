@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import type { BlockRef, ChainLog, Holdings, IndexCheckpoints } from '../../providers/chain/types.ts';
 
 export interface FeedTokensTable {
@@ -61,13 +62,13 @@ export function readIndexState(db: Executor): Promise<IndexState | undefined> {
 }
 
 /** Notes the start of a refresh, creating the row on the first one. */
-export async function markAttempt(db: Executor, source: string, collection: string, at: Date): Promise<void> {
+export async function markAttempt(db: Db, source: string, collection: string, at: Date): Promise<void> {
   await sql`
     INSERT INTO feed_index_state (id, source, collection, attempted_at) VALUES (true, ${source}, ${collection}, ${at})
     ON CONFLICT (id) DO UPDATE SET attempted_at = excluded.attempted_at`.execute(db);
 }
 
-export async function markFailure(db: Executor, at: Date, failure: string): Promise<void> {
+export async function markFailure(db: Db, at: Date, failure: string): Promise<void> {
   await db
     .updateTable('feed_index_state')
     .set({ failed_at: at, failure: failure.slice(0, 2000) })
@@ -76,20 +77,20 @@ export async function markFailure(db: Executor, at: Date, failure: string): Prom
 
 /** Replaces the whole holding index and records the successful refresh, in the caller's transaction. */
 export async function replaceHoldings(
-  db: Executor,
+  trx: Trx,
   source: string,
   holdings: Holdings,
   block: number | null,
   at: Date,
 ): Promise<void> {
-  await sql`TRUNCATE feed_tokens, feed_delegations`.execute(db);
+  await sql`TRUNCATE feed_tokens, feed_delegations`.execute(trx);
   const t = holdings.tokens;
   if (t.length) {
     await sql`
       INSERT INTO feed_tokens (token_id, owner, previous_owner, renter, rental_expires)
       SELECT * FROM unnest(${t.map((x) => x.tokenId)}::text[], ${t.map((x) => x.owner)}::text[],
         ${t.map((x) => x.previousOwner)}::text[], ${t.map((x) => x.renter)}::text[],
-        ${t.map((x) => x.rentalExpires)}::bigint[])`.execute(db);
+        ${t.map((x) => x.rentalExpires)}::bigint[])`.execute(trx);
   }
   const d = holdings.delegations;
   if (d.length) {
@@ -97,14 +98,14 @@ export async function replaceHoldings(
       INSERT INTO feed_delegations (delegator, delegate, scope, contract, token_id, rights)
       SELECT * FROM unnest(${d.map((x) => x.delegator)}::text[], ${d.map((x) => x.delegate)}::text[],
         ${d.map((x) => x.scope)}::text[], ${d.map((x) => x.contract)}::text[],
-        ${d.map((x) => x.tokenId)}::text[], ${d.map((x) => x.rights)}::text[])`.execute(db);
+        ${d.map((x) => x.tokenId)}::text[], ${d.map((x) => x.rights)}::text[])`.execute(trx);
   }
   await sql`
     INSERT INTO feed_index_state (id, source, collection, supply, last_block, refreshed_at, attempted_at)
     VALUES (true, ${source}, ${holdings.collection}, ${holdings.supply}, ${block}, ${at}, ${at})
     ON CONFLICT (id) DO UPDATE SET source = excluded.source, collection = excluded.collection,
       supply = excluded.supply, last_block = excluded.last_block, refreshed_at = excluded.refreshed_at,
-      failed_at = NULL, failure = NULL`.execute(db);
+      failed_at = NULL, failure = NULL`.execute(trx);
 }
 
 /** The holding index as the snapshot reads it. */
@@ -138,7 +139,7 @@ export function databaseCheckpoints(db: Db): IndexCheckpoints {
       return row?.block_number ?? null;
     },
     async rewind(block) {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         if (block === null) {
           await sql`TRUNCATE feed_chain_logs, feed_index_blocks`.execute(trx);
           return;
@@ -148,7 +149,7 @@ export function databaseCheckpoints(db: Db): IndexCheckpoints {
       });
     },
     async append(logs: ChainLog[], upTo: BlockRef) {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         if (logs.length) {
           await sql`
             INSERT INTO feed_chain_logs (block_number, log_index, block_hash, event, args)
@@ -188,6 +189,6 @@ export function databaseCheckpoints(db: Db): IndexCheckpoints {
 }
 
 /** Forgets everything the rpc source read, when the source or the collection changes. */
-export async function resetChainLog(db: Executor): Promise<void> {
+export async function resetChainLog(db: Db): Promise<void> {
   await sql`TRUNCATE feed_chain_logs, feed_index_blocks`.execute(db);
 }

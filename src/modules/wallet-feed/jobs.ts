@@ -1,25 +1,32 @@
 import type { Platform } from '../../platform/context.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import { refreshHoldingsIndex, refreshIfDue } from './refresh.ts';
 
 export const WALLET_INDEX_REFRESH_TASK = 'wallet_index_refresh';
-export const WALLET_INDEX_TICK_TASK = 'wallet_index_tick';
 
 /**
  * The holding index is rebuilt once when a worker starts (`wallet_index_refresh`) and then every
- * `WALLET_INDEX_REFRESH_MS`: cron only ticks each minute, so a minute tick checks whether it is due.
- * Payloads are ignored; both tasks are safe to run twice (one refresh at a time, by advisory lock).
+ * `WALLET_INDEX_REFRESH_MS`: a worker loop checks whether a refresh is due a tenth of the interval
+ * apart (at most each minute), so an interval below a minute is honoured too. Safe with several
+ * workers: one refresh at a time, by advisory lock, and a refresh is due only once per interval.
  */
 export function walletIndexJobs(platform: Platform) {
+  const interval = platform.config.walletIndexRefreshMs;
+  const loop: Loop = {
+    name: 'wallet_index_refresh',
+    intervalMs: Math.min(60_000, Math.max(100, Math.floor(interval / 10))),
+    run: async () => {
+      await refreshIfDue(platform);
+      return false;
+    },
+  };
   return {
     tasks: {
       [WALLET_INDEX_REFRESH_TASK]: async () => {
         await refreshHoldingsIndex(platform);
       },
-      [WALLET_INDEX_TICK_TASK]: async () => {
-        await refreshIfDue(platform);
-      },
     },
-    crontab: [`* * * * * ${WALLET_INDEX_TICK_TASK}`],
+    loops: [loop],
     startup: [WALLET_INDEX_REFRESH_TASK],
   };
 }

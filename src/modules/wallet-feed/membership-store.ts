@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 
 export type AddressRole = 'custodial' | 'connected' | 'platform' | 'marketplace';
 
@@ -47,15 +47,15 @@ export async function findForeignAddresses(
 }
 
 /** Inserts or replaces members with their wallets; returns the ids that did not exist before. */
-export async function upsertMembers(db: Executor, members: MemberRecord[]): Promise<Set<string>> {
+export async function upsertMembers(trx: Trx, members: MemberRecord[]): Promise<Set<string>> {
   if (members.length === 0) return new Set();
   const ids = members.map((m) => m.id);
   const { rows } = await sql<{ id: string; created: boolean }>`
     INSERT INTO feed_members AS m (id, member_since)
     SELECT * FROM unnest(${ids}::text[], ${members.map((m) => m.memberSince)}::date[])
     ON CONFLICT (id) DO UPDATE SET member_since = excluded.member_since, updated_at = now()
-    RETURNING id, (xmax = 0) AS created`.execute(db);
-  await sql`DELETE FROM feed_addresses WHERE member_id = ANY(${ids}::text[])`.execute(db);
+    RETURNING id, (xmax = 0) AS created`.execute(trx);
+  await sql`DELETE FROM feed_addresses WHERE member_id = ANY(${ids}::text[])`.execute(trx);
   const address: string[] = [];
   const role: string[] = [];
   const memberId: string[] = [];
@@ -76,33 +76,33 @@ export async function upsertMembers(db: Executor, members: MemberRecord[]): Prom
   await sql`
     INSERT INTO feed_addresses (address, role, member_id, position)
     SELECT * FROM unnest(${address}::text[], ${role}::text[], ${memberId}::text[], ${position}::int[])`.execute(
-    db,
+    trx,
   );
   return new Set(rows.filter((row) => row.created).map((row) => row.id));
 }
 
-export async function deleteMember(db: Executor, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('feed_members').where('id', '=', id).executeTakeFirst();
+export async function deleteMember(trx: Trx, id: string): Promise<boolean> {
+  const result = await trx.deleteFrom('feed_members').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 /** Replaces every address of a role the platform holds itself (its wallets, or the marketplaces). */
 export async function replaceRoleAddresses(
-  db: Executor,
+  trx: Trx,
   role: 'platform' | 'marketplace',
   addresses: string[],
 ): Promise<void> {
-  await db.deleteFrom('feed_addresses').where('role', '=', role).execute();
+  await trx.deleteFrom('feed_addresses').where('role', '=', role).execute();
   if (addresses.length === 0) return;
-  await db
+  await trx
     .insertInto('feed_addresses')
     .values(addresses.map((address, position) => ({ address, role, member_id: null, position })))
     .execute();
 }
 
 /** Takes the lock that serializes membership writes, so concurrent imports cannot both claim an address. */
-export async function lockMembership(db: Executor): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext('feed_membership'))`.execute(db);
+export async function lockMembership(trx: Trx): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('feed_membership'))`.execute(trx);
 }
 
 /** Membership as the snapshot reads it: members with their wallets in order, and the role lists. */

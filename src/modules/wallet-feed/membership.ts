@@ -1,5 +1,5 @@
 import { isAddress } from 'viem';
-import type { Db } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors, type FieldError } from '../../platform/http/errors.ts';
 import * as store from './membership-store.ts';
 
@@ -63,7 +63,7 @@ function publicMember(record: store.MemberRecord): PublicMember {
 }
 
 /** 409 when an address of `records` already belongs to another member, the platform or a marketplace. */
-async function assertAddressesFree(db: Db, records: store.MemberRecord[]): Promise<void> {
+async function assertAddressesFree(db: Executor, records: store.MemberRecord[]): Promise<void> {
   const owner = new Map<string, string>();
   for (const record of records) {
     for (const address of [...record.custodial, ...record.connected]) {
@@ -100,32 +100,27 @@ function addressInUse(taken: { address: string; role: store.AddressRole; member_
 
 /** Creates or replaces a member with exactly the given wallets. */
 export async function putMember(
-  db: Db,
+  trx: Trx,
   id: string,
   input: MemberInput,
 ): Promise<{ member: PublicMember; created: boolean }> {
   const problems: FieldError[] = [];
   const record = toRecord(id, input, '', problems);
   if (problems.length) throw errors.validation(problems);
-  return db.transaction().execute(async (trx) => {
-    await store.lockMembership(trx);
-    await assertAddressesFree(trx, [record]);
-    const created = await store.upsertMembers(trx, [record]);
-    return { member: publicMember(record), created: created.has(id) };
-  });
+  await store.lockMembership(trx);
+  await assertAddressesFree(trx, [record]);
+  const created = await store.upsertMembers(trx, [record]);
+  return { member: publicMember(record), created: created.has(id) };
 }
 
-export async function removeMember(db: Db, id: string): Promise<void> {
-  const deleted = await db.transaction().execute(async (trx) => {
-    await store.lockMembership(trx);
-    return store.deleteMember(trx, id);
-  });
-  if (!deleted) throw errors.notFound('Member', id);
+export async function removeMember(trx: Trx, id: string): Promise<void> {
+  await store.lockMembership(trx);
+  if (!(await store.deleteMember(trx, id))) throw errors.notFound('Member', id);
 }
 
 /** Creates or replaces many members in one transaction: all of them, or none when one is refused. */
 export async function importMembers(
-  db: Db,
+  trx: Trx,
   members: Array<MemberInput & { id: string }>,
 ): Promise<{ imported: number; created: number; updated: number }> {
   const problems: FieldError[] = [];
@@ -137,17 +132,15 @@ export async function importMembers(
     return toRecord(member.id, member, String(i), problems);
   });
   if (problems.length) throw errors.validation(problems.slice(0, 100));
-  return db.transaction().execute(async (trx) => {
-    await store.lockMembership(trx);
-    await assertAddressesFree(trx, records);
-    const created = await store.upsertMembers(trx, records);
-    return { imported: records.length, created: created.size, updated: records.length - created.size };
-  });
+  await store.lockMembership(trx);
+  await assertAddressesFree(trx, records);
+  const created = await store.upsertMembers(trx, records);
+  return { imported: records.length, created: created.size, updated: records.length - created.size };
 }
 
 /** Replaces the platform's own wallets (or the marketplace addresses) with exactly `addresses`. */
 export async function replaceRole(
-  db: Db,
+  trx: Trx,
   role: 'platform' | 'marketplace',
   addresses: string[],
   field: string,
@@ -155,11 +148,9 @@ export async function replaceRole(
   const problems: FieldError[] = [];
   const normalized = normalizeAddresses(addresses, field, problems, new Map());
   if (problems.length) throw errors.validation(problems);
-  return db.transaction().execute(async (trx) => {
-    await store.lockMembership(trx);
-    const taken = (await store.findForeignAddresses(trx, normalized, [])).filter((row) => row.role !== role);
-    if (taken.length > 0) throw addressInUse(taken[0]);
-    await store.replaceRoleAddresses(trx, role, normalized);
-    return normalized;
-  });
+  await store.lockMembership(trx);
+  const taken = (await store.findForeignAddresses(trx, normalized, [])).filter((row) => row.role !== role);
+  if (taken.length > 0) throw addressInUse(taken[0]);
+  await store.replaceRoleAddresses(trx, role, normalized);
+  return normalized;
 }

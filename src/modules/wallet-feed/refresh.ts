@@ -1,5 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { ImportSource } from '../../providers/chain/import.ts';
 import { RpcSource } from '../../providers/chain/rpc.ts';
 import type { HoldingsSource, SyncResult } from '../../providers/chain/types.ts';
@@ -89,9 +90,7 @@ export async function refreshHoldingsIndex(
             `the index holds ${holdings.tokens.length} tokens but the collection's supply is ${holdings.supply}`,
           );
         }
-        await db
-          .transaction()
-          .execute((trx) => replaceHoldings(trx, source.kind, holdings, result.block, clock()));
+        await inTransaction(db, (trx) => replaceHoldings(trx, source.kind, holdings, result.block, clock()));
         if (result.reorg)
           log.warn({ reorg: result.reorg }, 'wallet index: reorg detected, re-read from the fork point');
         log.info(

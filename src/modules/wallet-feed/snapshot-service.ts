@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { snapshotCsv, snapshotJson } from './format.ts';
 import { readHoldings, readIndexState } from './index-store.ts';
 import { readMembership } from './membership-store.ts';
@@ -60,17 +61,17 @@ export async function buildSnapshot(db: Db, now: Date): Promise<BuildResult> {
 
 /** The database rows are let go once reduced, before the snapshot is serialized. */
 async function readAndReduce(db: Db, now: Date) {
-  const view = await db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .setAccessMode('read only')
-    .execute(async (trx) => {
+  const view = await inTransaction(
+    db,
+    async (trx) => {
       const state = await readIndexState(trx);
       if (!state?.refreshed_at) return null;
       const membership = await readMembership(trx);
       const holdings = await readHoldings(trx);
       return { state, membership, holdings };
-    });
+    },
+    { isolation: 'repeatable read', readOnly: true },
+  );
   if (!view) return null;
   const { state, membership, holdings } = view;
   const snapshot = reduceSnapshot(

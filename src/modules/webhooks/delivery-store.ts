@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type pg from 'pg';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db, Executor } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { prepare } from '../../platform/db/prepared.ts';
 import type { EventEnvelope, EventScope } from '../../platform/events/emit.ts';
 import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts';
 
@@ -21,17 +21,9 @@ import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts'
 export const DISPATCH_TASK = 'webhook_dispatch';
 /** Dispatch jobs run before other queued jobs, so deliveries flow while a backlog of other work waits. */
 const DISPATCH_PRIORITY = -10;
-const ms = (value: number) => sql`(${value}::float8 * interval '1 millisecond')`;
-const ASYNC_COMMIT = `async_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;
-
-async function prepared<T extends pg.QueryResultRow>(
-  pool: pg.Pool,
-  name: string,
-  text: string,
-  values: unknown[],
-): Promise<T[]> {
-  return (await pool.query<T>({ name, text, values })).rows;
-}
+const ms = (value: unknown) => sql`(${value}::float8 * interval '1 millisecond')`;
+/** A CTE that makes the statement's own transaction commit without waiting for the WAL flush. */
+const ASYNC_COMMIT = sql`async_commit AS (SELECT set_config('synchronous_commit', 'off', true))`;
 
 /**
  * Wakes a dispatcher somewhere, now (jobs with this key collapse while one waits) or after a delay
@@ -47,31 +39,44 @@ export async function queueDispatch(db: Executor, later?: { key: string; delayMs
     job_key => ${later.key}, priority => ${DISPATCH_PRIORITY})`.execute(db);
 }
 
-const INSERT_DELIVERIES = `
-  WITH ${ASYNC_COMMIT},
-  subscriptions AS (
-    SELECT id, active FROM webhook_subscriptions
-    WHERE org_id = $1 AND (all_clients OR client_id = $2)
-      AND CASE WHEN $4::uuid IS NULL THEN events && ARRAY[$3::text, '*'] ELSE id = $4::uuid AND client_id = $2 END
-  ), inserted AS (
-    INSERT INTO webhook_deliveries
-      (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
-    SELECT webhook_uuid_v7(), $1, s.id, $5, $3, e.created_at,
-      CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
-      CASE WHEN s.active THEN now() + $6::float8 * interval '1 millisecond' END
-    FROM subscriptions s, (SELECT created_at FROM events WHERE id = $5) e
-    ON CONFLICT (subscription_id, event_id) DO NOTHING
-    RETURNING id, subscription_id, status
-  ), skipped AS (
-    INSERT INTO webhook_delivery_attempts
-      (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
-    SELECT webhook_uuid_v7(), $1, subscription_id, id, $5, $3, 1, 'skipped', 'subscription_disabled',
-      'The subscription was disabled when the event arrived.'
-    FROM inserted WHERE status = 'skipped'
-  )
-  SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
-    (SELECT count(*) FROM async_commit) AS async_commit
-  FROM inserted`;
+const insertDeliveriesStatement = prepare(
+  (
+    _db,
+    p: {
+      orgId: string;
+      clientId: string;
+      eventType: string;
+      testedSubscriptionId: string | null;
+      eventId: string;
+      firstDelayMs: number;
+    },
+  ) => sql<{ pending: number }>`
+    WITH ${ASYNC_COMMIT},
+    subscriptions AS (
+      SELECT id, active FROM webhook_subscriptions
+      WHERE org_id = ${p.orgId}::uuid AND (all_clients OR client_id = ${p.clientId}::uuid)
+        AND CASE WHEN ${p.testedSubscriptionId}::uuid IS NULL THEN events && ARRAY[${p.eventType}::text, '*']
+          ELSE id = ${p.testedSubscriptionId}::uuid AND client_id = ${p.clientId}::uuid END
+    ), inserted AS (
+      INSERT INTO webhook_deliveries
+        (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
+      SELECT webhook_uuid_v7(), ${p.orgId}::uuid, s.id, ${p.eventId}::text, ${p.eventType}::text, e.created_at,
+        CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
+        CASE WHEN s.active THEN now() + ${ms(p.firstDelayMs)} END
+      FROM subscriptions s, (SELECT created_at FROM events WHERE id = ${p.eventId}::text) e
+      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      RETURNING id, subscription_id, status
+    ), skipped AS (
+      INSERT INTO webhook_delivery_attempts
+        (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
+      SELECT webhook_uuid_v7(), ${p.orgId}::uuid, subscription_id, id, ${p.eventId}::text, ${p.eventType}::text, 1,
+        'skipped', 'subscription_disabled', 'The subscription was disabled when the event arrived.'
+      FROM inserted WHERE status = 'skipped'
+    )
+    SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+      (SELECT count(*) FROM async_commit) AS async_commit
+    FROM inserted`,
+);
 
 /**
  * One delivery per subscription the event goes to — its client's, and the org's agency-wide ones,
@@ -80,20 +85,20 @@ const INSERT_DELIVERIES = `
  * Safe to run twice: a pair already recorded is left alone. Returns how many wait to be sent.
  */
 export async function insertDeliveries(
-  pool: pg.Pool,
+  db: Db,
   scope: EventScope,
   event: EventEnvelope,
   only: { testedSubscriptionId: string } | null,
   firstDelayMs: number,
 ): Promise<number> {
-  const [row] = await prepared<{ pending: number }>(pool, 'webhooks_insert_deliveries', INSERT_DELIVERIES, [
-    scope.orgId,
-    scope.clientId,
-    event.type,
-    only?.testedSubscriptionId ?? null,
-    event.id,
+  const [row] = await insertDeliveriesStatement.run(db, {
+    orgId: scope.orgId,
+    clientId: scope.clientId,
+    eventType: event.type,
+    testedSubscriptionId: only?.testedSubscriptionId ?? null,
+    eventId: event.id,
     firstDelayMs,
-  ]);
+  });
   return row?.pending ?? 0;
 }
 
@@ -117,40 +122,42 @@ export interface ClaimedDelivery {
   resume_at: Date | null;
 }
 
-const CLAIM_DUE = `
-  WITH ${ASYNC_COMMIT},
-  due AS (
-    SELECT d.id FROM webhook_deliveries d
-    JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
-    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-      AND (d.lease_until IS NULL OR d.lease_until <= now())
-    ORDER BY d.next_attempt_at
-    LIMIT $1
-    FOR UPDATE OF d SKIP LOCKED
-  ), claimed AS (
-    UPDATE webhook_deliveries d SET lease_id = $2, lease_until = now() + $3::float8 * interval '1 millisecond'
-    FROM due WHERE d.id = due.id
-    RETURNING d.*
-  )
-  SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
-    e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
-    c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
-  FROM claimed c
-  JOIN webhook_subscriptions s ON s.id = c.subscription_id
-  JOIN events e ON e.id = c.event_id
-  CROSS JOIN async_commit
-  ORDER BY c.next_attempt_at`;
+const claimDueStatement = prepare(
+  (_db, p: { limit: number; leaseId: string; leaseMs: number }) => sql<ClaimedDelivery>`
+    WITH ${ASYNC_COMMIT},
+    due AS (
+      SELECT d.id FROM webhook_deliveries d
+      JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+        AND (d.lease_until IS NULL OR d.lease_until <= now())
+      ORDER BY d.next_attempt_at
+      LIMIT ${p.limit}::int
+      FOR UPDATE OF d SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d SET lease_id = ${p.leaseId}::uuid, lease_until = now() + ${ms(p.leaseMs)}
+      FROM due WHERE d.id = due.id
+      RETURNING d.*
+    )
+    SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
+      e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
+      c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
+    FROM claimed c
+    JOIN webhook_subscriptions s ON s.id = c.subscription_id
+    JOIN events e ON e.id = c.event_id
+    CROSS JOIN async_commit
+    ORDER BY c.next_attempt_at`,
+);
 
 /**
  * Leases up to `limit` due deliveries of active subscriptions, oldest due first. A lease a dead
  * worker left behind runs out, and the next claim after that takes the delivery over.
  */
 export function claimDue(
-  pool: pg.Pool,
+  db: Db,
   lease: { id: string; ms: number },
   limit: number,
 ): Promise<ClaimedDelivery[]> {
-  return prepared<ClaimedDelivery>(pool, 'webhooks_claim_due', CLAIM_DUE, [limit, lease.id, lease.ms]);
+  return claimDueStatement.run(db, { limit, leaseId: lease.id, leaseMs: lease.ms });
 }
 
 /** What one attempt did, as the log shows it. */
@@ -179,44 +186,59 @@ export interface FailureOutcome {
 const logColumns = sql`(id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, manual, status,
   response_status, response_body, error_class, error, duration_ms, next_attempt_at)`;
 
-const RECORD_SUCCESS = `
-  WITH ${ASYNC_COMMIT},
-  delivery AS (
-    UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
-      scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
-      next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
-      lease_id = NULL, lease_until = NULL, updated_at = now()
-    WHERE id = $1 AND lease_id = $2
-    RETURNING id, org_id, subscription_id, event_id, event_type
-  ), log AS (
-    INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type,
-      attempt, manual, status, response_status, response_body, duration_ms)
-    SELECT $3, org_id, subscription_id, id, event_id, event_type, $4, $5, 'succeeded', $6, $7, $8
-    FROM delivery
-    RETURNING subscription_id
-  ), reset AS (
-    UPDATE webhook_subscriptions SET consecutive_failures = 0
-    WHERE id = (SELECT subscription_id FROM log) AND consecutive_failures <> 0
-  )
-  SELECT count(*)::int AS recorded, (SELECT count(*) FROM async_commit) AS async_commit FROM log`;
+const recordSuccessStatement = prepare(
+  (
+    _db,
+    p: {
+      deliveryId: string;
+      leaseId: string;
+      attemptId: string;
+      attempt: number;
+      manual: boolean;
+      responseStatus: number | null;
+      responseBody: string | null;
+      durationMs: number;
+    },
+  ) => sql<{ recorded: number }>`
+    WITH ${ASYNC_COMMIT},
+    delivery AS (
+      UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
+        scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
+        next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
+        lease_id = NULL, lease_until = NULL, updated_at = now()
+      WHERE id = ${p.deliveryId}::uuid AND lease_id = ${p.leaseId}::uuid
+      RETURNING id, org_id, subscription_id, event_id, event_type
+    ), log AS (
+      INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type,
+        attempt, manual, status, response_status, response_body, duration_ms)
+      SELECT ${p.attemptId}::uuid, org_id, subscription_id, id, event_id, event_type, ${p.attempt}::int,
+        ${p.manual}::boolean, 'succeeded', ${p.responseStatus}::int, ${p.responseBody}::text, ${p.durationMs}::int
+      FROM delivery
+      RETURNING subscription_id
+    ), reset AS (
+      UPDATE webhook_subscriptions SET consecutive_failures = 0
+      WHERE id = (SELECT subscription_id FROM log) AND consecutive_failures <> 0
+    )
+    SELECT count(*)::int AS recorded, (SELECT count(*) FROM async_commit) AS async_commit FROM log`,
+);
 
 /** The hot path: one statement records a success and resets the subscription's failure counter. */
 export async function recordSuccess(
-  pool: pg.Pool,
+  db: Db,
   delivery: ClaimedDelivery,
   leaseId: string,
   record: AttemptRecord,
 ): Promise<boolean> {
-  const [row] = await prepared<{ recorded: number }>(pool, 'webhooks_record_success', RECORD_SUCCESS, [
-    delivery.id,
+  const [row] = await recordSuccessStatement.run(db, {
+    deliveryId: delivery.id,
     leaseId,
-    record.id,
-    record.attempt,
-    record.manual,
-    record.responseStatus,
-    record.responseBody,
-    record.durationMs,
-  ]);
+    attemptId: record.id,
+    attempt: record.attempt,
+    manual: record.manual,
+    responseStatus: record.responseStatus,
+    responseBody: record.responseBody,
+    durationMs: record.durationMs,
+  });
   return row.recorded > 0;
 }
 
@@ -228,7 +250,7 @@ export interface SubscriptionHealth {
 
 /** Counts a failure against the subscription; at the threshold the circuit breaker disables it. */
 export async function countFailure(
-  trx: Executor,
+  trx: Trx,
   subscriptionId: string,
   threshold: number,
 ): Promise<SubscriptionHealth | undefined> {
@@ -247,7 +269,7 @@ export async function countFailure(
 
 /** Records a failed attempt and, when the delivery stays on its schedule, the job that wakes its retry. */
 export async function recordFailure(
-  trx: Executor,
+  trx: Trx,
   delivery: ClaimedDelivery,
   leaseId: string,
   record: AttemptRecord,
@@ -285,7 +307,7 @@ export async function recordFailure(
  * Deliveries in flight are left to finish; they see the subscription disabled when they record.
  */
 export async function skipPendingDeliveries(
-  trx: Executor,
+  trx: Trx,
   subscription: { id: string; org_id: string },
   reason: string,
 ): Promise<number> {
@@ -345,7 +367,7 @@ export async function skipPendingDeliveries(
  * unless the attempt succeeds. False when an attempt of it is in flight.
  */
 export async function requestManualAttempt(
-  trx: Executor,
+  trx: Trx,
   subscription: SubscriptionRow,
   deliveryId: string,
 ): Promise<boolean> {
@@ -364,7 +386,7 @@ export async function requestManualAttempt(
  * fresh schedule, in event order. Deliveries pending or in flight are left alone.
  */
 export async function requeueWindow(
-  trx: Executor,
+  trx: Trx,
   subscription: SubscriptionRow,
   window: { since: Date; until: Date },
 ): Promise<number> {

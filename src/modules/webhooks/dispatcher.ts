@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
+import type { Keyring } from '../../platform/crypto.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
+import { metrics } from '../../platform/metrics.ts';
 import { type OutboundClient, OutboundError } from '../../platform/outbound/client.ts';
 import {
   type AttemptRecord,
@@ -31,18 +33,28 @@ const CLAIM_COALESCE_MS = 3;
 
 export interface DispatcherDeps {
   db: Db;
-  /** The same database, for the prepared statements of the hot path. */
-  pool: pg.Pool;
   config: Pick<
     Config,
     'webhookRetrySchedule' | 'webhookTimeoutMs' | 'webhookFailureThreshold' | 'webhookConcurrency'
   >;
-  encryptionKey: Buffer;
+  encryptionKey: Keyring;
   client: OutboundClient;
   log: Logger;
 }
 
 class LeaseLost extends Error {}
+
+const attempts = metrics.counter(
+  'webhook_attempts_total',
+  'Webhook delivery attempts by outcome: succeeded, a status class (4xx, 5xx) or an error class (timeout, …).',
+  ['outcome'],
+);
+const deliveryLatency = metrics.histogram(
+  'webhook_delivery_latency_seconds',
+  'From the event being written to its successful delivery, retries included.',
+  [],
+  [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 14_400, 86_400],
+);
 
 /**
  * Sends due deliveries from this process: one loop at a time, up to `WEBHOOK_CONCURRENCY` requests
@@ -136,7 +148,7 @@ export class WebhookDispatcher {
   }
 
   private claim(leaseId: string, limit: number): Promise<ClaimedDelivery[]> {
-    return claimDue(this.deps.pool, { id: leaseId, ms: this.leaseMs }, limit);
+    return claimDue(this.deps.db, { id: leaseId, ms: this.leaseMs }, limit);
   }
 
   /** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */
@@ -172,8 +184,10 @@ export class WebhookDispatcher {
       error,
       durationMs: Math.round(performance.now() - started),
     };
+    attempts.inc({ outcome: isSuccess(result) ? 'succeeded' : (record.errorClass ?? 'failed') });
+    if (isSuccess(result)) deliveryLatency.observe((Date.now() - delivery.event_created_at.getTime()) / 1000);
     try {
-      if (isSuccess(result)) await recordSuccess(this.deps.pool, delivery, leaseId, record);
+      if (isSuccess(result)) await recordSuccess(this.deps.db, delivery, leaseId, record);
       else await this.recordFailure(delivery, leaseId, record, result);
     } catch (failure) {
       if (!(failure instanceof LeaseLost))
@@ -218,7 +232,7 @@ export class WebhookDispatcher {
     result: AttemptResult,
   ): Promise<void> {
     const { config } = this.deps;
-    const health = await this.deps.db.transaction().execute(async (trx) => {
+    const health = await inTransaction(this.deps.db, async (trx) => {
       const counted = await countFailure(trx, delivery.subscription_id, config.webhookFailureThreshold);
       if (!counted) throw new LeaseLost();
       const { outcome, status, note } = afterFailure(
@@ -243,15 +257,13 @@ export class WebhookDispatcher {
         { webhookId: delivery.subscription_id, failures: health.consecutive_failures },
         'webhook subscription disabled by the circuit breaker',
       );
-      await this.deps.db
-        .transaction()
-        .execute((trx) =>
-          skipPendingDeliveries(
-            trx,
-            { id: delivery.subscription_id, org_id: delivery.org_id },
-            `The subscription was disabled after ${health.consecutive_failures} consecutive failures.`,
-          ),
-        );
+      await inTransaction(this.deps.db, (trx) =>
+        skipPendingDeliveries(
+          trx,
+          { id: delivery.subscription_id, org_id: delivery.org_id },
+          `The subscription was disabled after ${health.consecutive_failures} consecutive failures.`,
+        ),
+      );
     }
   }
 }

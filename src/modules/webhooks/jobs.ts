@@ -1,5 +1,5 @@
 import type { Platform } from '../../platform/context.ts';
-import type { EventConsumer } from '../../platform/events/fan-out.ts';
+import type { EventConsumer } from '../../platform/events/outbox-relay.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import { OutboundClient } from '../../platform/outbound/client.ts';
 import { DISPATCH_TASK, deleteOldDeliveries } from './delivery-store.ts';
@@ -26,14 +26,13 @@ export function webhookJobs(platform: Platform): {
   });
   const dispatcher = new WebhookDispatcher({
     db,
-    pool: platform.database.pool,
     config,
     encryptionKey: platform.secrets.encryptionKey,
     client,
     log: platform.log,
   });
   return {
-    consumer: webhookConsumer(platform.database.pool, dispatcher, config.webhookRetrySchedule),
+    consumer: webhookConsumer(dispatcher, config.webhookRetrySchedule),
     tasks: {
       [DISPATCH_TASK]: () => dispatcher.run(),
       webhook_log_cleanup: async () => {

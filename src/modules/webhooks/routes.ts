@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { open, seal } from '../../platform/crypto.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
-import {
-  decodePageToken,
-  pageQuerySchema,
-  pageSchema,
-  pageScope,
-  toPage,
-} from '../../platform/http/pagination.ts';
+import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams, Query } from '../../platform/http/schemas.ts';
 import {
   CreatedWebhook,
@@ -30,13 +24,12 @@ import {
   getWebhook,
   recoverWebhook,
   retryDelivery,
+  revealSecret,
+  searchDeliveryAttempts,
+  searchWebhooks,
   sendTestEvent,
-  toDeliveryAttempt,
-  toWebhook,
   updateWebhook,
 } from './service.ts';
-import { SIGNING_HEADER } from './signing.ts';
-import { listAttempts, listSubscriptions } from './store.ts';
 
 const tags = ['webhooks'];
 
@@ -57,28 +50,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { tenant } = request;
-      // A replayed response is stored with the secret sealed, so no plaintext secret is ever at rest.
-      const stored = await runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => {
-        const { webhook, secret } = await createWebhook(trx, tenant, request.body, rules);
-        return {
-          status: 201,
-          body: {
-            webhook: toWebhook(webhook),
-            sealed_secret: seal(secrets.encryptionKey, secret, responseAad(webhook.id)).toString('base64'),
-          },
-        };
-      });
-      const { sealed_secret, ...rest } = stored;
-      return {
-        ...rest,
-        secret: open(
-          secrets.encryptionKey,
-          Buffer.from(sealed_secret, 'base64'),
-          responseAad(rest.webhook.id),
-        ),
-        signing_header: SIGNING_HEADER,
-      };
+      const created = await runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
+        status: 201,
+        body: await createWebhook(trx, request.tenant, request.body, rules),
+      }));
+      return revealSecret(created, rules);
     },
   );
 
@@ -93,14 +69,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(WebhookSchema), ...errorResponses() },
       },
     },
-    async (request) => {
-      const { limit = 50, page_token } = request.query;
-      const scope = pageScope('webhooks.list', request.tenant);
-      const cursor = decodePageToken(page_token, scope);
-      const rows = await listSubscriptions(db, request.tenant, { before: cursor?.[0] as string, limit });
-      const page = toPage(rows, limit, scope, (row) => [row.id]);
-      return { ...page, data: page.data.map(toWebhook) };
-    },
+    async (request) => paginate(request, byId, (page) => searchWebhooks(db, request.tenant, page)),
   );
 
   app.get(
@@ -114,7 +83,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Object({ webhook: WebhookSchema }), ...errorResponses(404) },
       },
     },
-    async (request) => ({ webhook: toWebhook(await getWebhook(db, request.tenant, request.params.id)) }),
+    async (request) => ({ webhook: await getWebhook(db, request.tenant, request.params.id) }),
   );
 
   app.patch(
@@ -129,18 +98,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: UpdatedWebhook, ...errorResponses(404) },
       },
     },
-    async (request) => {
-      const { webhook, secret } = await updateWebhook(
-        db,
-        request.tenant,
-        request.params.id,
-        request.body,
-        rules,
-      );
-      return secret
-        ? { webhook: toWebhook(webhook), secret, signing_header: SIGNING_HEADER }
-        : { webhook: toWebhook(webhook) };
-    },
+    async (request) =>
+      inTransaction(db, (trx) => updateWebhook(trx, request.tenant, request.params.id, request.body, rules)),
   );
 
   app.delete(
@@ -155,7 +114,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteWebhook(db, request.tenant, request.params.id);
+      await inTransaction(db, (trx) => deleteWebhook(trx, request.tenant, request.params.id));
       return reply.code(204).send(null);
     },
   );
@@ -172,15 +131,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: pageSchema(DeliveryAttemptSchema), ...errorResponses(404) },
       },
     },
-    async (request) => {
-      const { limit = 50, page_token, status } = request.query;
-      const webhook = await getWebhook(db, request.tenant, request.params.id);
-      const scope = pageScope(`webhooks.deliveries:${webhook.id}:${status ?? ''}`, request.tenant);
-      const cursor = decodePageToken(page_token, scope);
-      const rows = await listAttempts(db, webhook, { status, before: cursor?.[0] as string, limit });
-      const page = toPage(rows, limit, scope, (row) => [row.id]);
-      return { ...page, data: page.data.map(toDeliveryAttempt) };
-    },
+    async (request) =>
+      paginate(request, byId, (page) =>
+        searchDeliveryAttempts(db, request.tenant, request.params.id, request.query, page),
+      ),
   );
 
   app.post(
@@ -214,21 +168,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { webhook, attempt } = await retryDelivery(
-        db,
-        request.tenant,
-        request.params.id,
-        request.params.deliveryId,
-      );
+      const { id, deliveryId } = request.params;
+      const retry = await inTransaction(db, (trx) => retryDelivery(trx, request.tenant, id, deliveryId));
       reply.code(202);
-      return {
-        retry: {
-          webhook_id: webhook.id,
-          delivery_id: attempt.id,
-          event_id: attempt.event_id,
-          requested_at: new Date(),
-        },
-      };
+      return retry;
     },
   );
 
@@ -245,19 +188,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const { webhook, since, until, queued } = await recoverWebhook(
-        db,
-        request.tenant,
-        request.params.id,
-        request.body,
+      const recovery = await inTransaction(db, (trx) =>
+        recoverWebhook(trx, request.tenant, request.params.id, request.body),
       );
       reply.code(202);
-      return { recovery: { webhook_id: webhook.id, since, until, queued } };
+      return recovery;
     },
   );
 };
-
-/** A stored create response's secret is bound to the subscription it was made for. */
-function responseAad(webhookId: string): string {
-  return `webhook-create-response:${webhookId}`;
-}

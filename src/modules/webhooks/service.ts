@@ -1,9 +1,11 @@
 import type { Tenant } from '../../platform/auth/tenant.ts';
+import { type Keyring, open, seal } from '../../platform/crypto.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { isEventType } from '../../platform/events/catalog.ts';
 import { type EventEnvelope, emit } from '../../platform/events/emit.ts';
-import { ApiError, errors, type FieldError } from '../../platform/http/errors.ts';
+import { errors, type FieldError } from '../../platform/http/errors.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 import { outboundUrlProblem } from '../../platform/outbound/address-policy.ts';
 import {
   queueDispatch,
@@ -12,21 +14,24 @@ import {
   skipPendingDeliveries,
 } from './delivery-store.ts';
 import { TEST_EVENT } from './fan-out.ts';
-import { newSigningSecret, sealSecret } from './signing.ts';
+import { newSigningSecret, SIGNING_HEADER, sealSecret } from './signing.ts';
 import {
   type AttemptRow,
+  type AttemptStatus,
   deleteSubscription,
   findAttempt,
   findSubscription,
-  findSubscriptionForUpdate,
   insertSubscription,
+  listAttempts,
+  listSubscriptions,
+  lockSubscription,
   type SubscriptionChanges,
   type SubscriptionRow,
   updateSubscription,
 } from './store.ts';
 
 export interface WebhookRules {
-  encryptionKey: Buffer;
+  encryptionKey: Keyring;
   allowPrivate: boolean;
 }
 
@@ -86,12 +91,16 @@ function checkUrl(url: string, rules: WebhookRules, problems: FieldError[]): voi
   if (problem) problems.push({ field: 'url', message: problem });
 }
 
+/**
+ * Creates a subscription. The answer, which `runIdempotent` stores for a replay, carries the signing
+ * secret sealed (so no plaintext secret is ever at rest); `revealSecret` opens it for the response.
+ */
 export async function createWebhook(
   trx: Trx,
   tenant: Tenant,
   input: { url: string; events: string[]; description?: string | null },
   rules: WebhookRules,
-): Promise<{ webhook: SubscriptionRow; secret: string }> {
+): Promise<CreatedWebhook> {
   const problems: FieldError[] = [];
   checkUrl(input.url, rules, problems);
   const events = checkEvents(input.events, problems);
@@ -107,7 +116,27 @@ export async function createWebhook(
     secret_ciphertext: sealSecret(rules.encryptionKey, owner(tenant, id), secret),
     secret_last4: secret.slice(-4),
   });
-  return { webhook, secret };
+  return {
+    webhook: toWebhook(webhook),
+    sealed_secret: seal(rules.encryptionKey, secret, responseAad(webhook.id)).toString('base64'),
+  };
+}
+
+export interface CreatedWebhook {
+  webhook: ReturnType<typeof toWebhook>;
+  sealed_secret: string;
+}
+
+/** The response to a create (first or replayed): the subscription and its secret, in the clear this once. */
+export function revealSecret(created: CreatedWebhook, rules: WebhookRules) {
+  const { sealed_secret, webhook } = created;
+  const secret = open(rules.encryptionKey, Buffer.from(sealed_secret, 'base64'), responseAad(webhook.id));
+  return { webhook, secret, signing_header: SIGNING_HEADER };
+}
+
+/** A stored create response's secret is bound to the subscription it was made for. */
+function responseAad(webhookId: string): string {
+  return `webhook-create-response:${webhookId}`;
 }
 
 /** The record a secret is bound to: the subscription's org, client and id. */
@@ -115,14 +144,36 @@ function owner(tenant: Tenant, id: string) {
   return { id, org_id: tenant.orgId, client_id: tenant.clientId };
 }
 
-export async function getWebhook(db: Executor, tenant: Tenant, id: string): Promise<SubscriptionRow> {
+async function findWebhook(db: Executor, tenant: Tenant, id: string): Promise<SubscriptionRow> {
   const webhook = await findSubscription(db, tenant, id);
   if (!webhook) throw errors.notFound('Webhook', id);
   return webhook;
 }
 
+export async function getWebhook(db: Executor, tenant: Tenant, id: string) {
+  return toWebhook(await findWebhook(db, tenant, id));
+}
+
+/** `GET /webhooks`: newest first. */
+export async function searchWebhooks(db: Executor, tenant: Tenant, page: PageRequest<string>) {
+  return (await listSubscriptions(db, tenant, page)).map(toWebhook);
+}
+
+/** `GET /webhooks/{id}/deliveries`: the delivery log, one record per attempt, newest first. */
+export async function searchDeliveryAttempts(
+  db: Executor,
+  tenant: Tenant,
+  id: string,
+  filter: { status?: AttemptStatus },
+  page: PageRequest<string>,
+) {
+  const webhook = await findWebhook(db, tenant, id);
+  return (await listAttempts(db, webhook, filter, page)).map(toDeliveryAttempt);
+}
+
+/** A PATCH: the subscription, and its new secret when it was rotated. */
 export async function updateWebhook(
-  db: Db,
+  trx: Trx,
   tenant: Tenant,
   id: string,
   input: {
@@ -133,52 +184,49 @@ export async function updateWebhook(
     rotate_secret?: boolean;
   },
   rules: WebhookRules,
-): Promise<{ webhook: SubscriptionRow; secret: string | null }> {
+) {
   const problems: FieldError[] = [];
   if (input.url !== undefined) checkUrl(input.url, rules, problems);
   const events = input.events === undefined ? undefined : checkEvents(input.events, problems);
   if (problems.length) throw errors.validation(problems);
 
-  return db.transaction().execute(async (trx) => {
-    const current = await findSubscriptionForUpdate(trx, tenant, id);
-    if (!current) throw errors.notFound('Webhook', id);
-    const changes: SubscriptionChanges = {};
-    if (input.url !== undefined) changes.url = input.url;
-    if (events !== undefined) changes.events = events;
-    if (input.description !== undefined) changes.description = input.description;
-    if (input.active === true) {
-      changes.active = true;
-      changes.disabled_at = null;
-      changes.consecutive_failures = 0;
-    } else if (input.active === false && current.active) {
-      changes.active = false;
-      changes.disabled_at = new Date();
-    }
-    let secret: string | null = null;
-    if (input.rotate_secret) {
-      secret = newSigningSecret();
-      changes.secret_ciphertext = sealSecret(rules.encryptionKey, current, secret);
-      changes.secret_last4 = secret.slice(-4);
-    }
-    const webhook = await updateSubscription(trx, current, changes);
-    if (changes.active === false)
-      await skipPendingDeliveries(trx, webhook, 'The subscription was disabled with PATCH active=false.');
-    return { webhook, secret };
-  });
+  const current = await lockSubscription(trx, tenant, id);
+  if (!current) throw errors.notFound('Webhook', id);
+  const changes: SubscriptionChanges = {};
+  if (input.url !== undefined) changes.url = input.url;
+  if (events !== undefined) changes.events = events;
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.active === true) {
+    changes.active = true;
+    changes.disabled_at = null;
+    changes.consecutive_failures = 0;
+  } else if (input.active === false && current.active) {
+    changes.active = false;
+    changes.disabled_at = new Date();
+  }
+  let secret: string | null = null;
+  if (input.rotate_secret) {
+    secret = newSigningSecret();
+    changes.secret_ciphertext = sealSecret(rules.encryptionKey, current, secret);
+    changes.secret_last4 = secret.slice(-4);
+  }
+  const webhook = await updateSubscription(trx, current, changes);
+  if (changes.active === false)
+    await skipPendingDeliveries(trx, webhook, 'The subscription was disabled with PATCH active=false.');
+  return secret
+    ? { webhook: toWebhook(webhook), secret, signing_header: SIGNING_HEADER }
+    : { webhook: toWebhook(webhook) };
 }
 
-export async function deleteWebhook(db: Db, tenant: Tenant, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const webhook = await findSubscriptionForUpdate(trx, tenant, id);
-    if (!webhook) throw errors.notFound('Webhook', id);
-    await deleteSubscription(trx, webhook);
-  });
+export async function deleteWebhook(trx: Trx, tenant: Tenant, id: string): Promise<void> {
+  const webhook = await lockSubscription(trx, tenant, id);
+  if (!webhook) throw errors.notFound('Webhook', id);
+  await deleteSubscription(trx, webhook);
 }
 
 function requireActive(webhook: SubscriptionRow): void {
   if (!webhook.active)
-    throw new ApiError(
-      409,
+    throw errors.conflict(
       'webhook_disabled',
       'This webhook is disabled; re-enable it with PATCH active=true first.',
       { disabled_at: webhook.disabled_at?.toISOString() ?? null },
@@ -187,7 +235,7 @@ function requireActive(webhook: SubscriptionRow): void {
 
 /** Emits a `webhook.test` event that only this subscription receives. */
 export async function sendTestEvent(trx: Trx, tenant: Tenant, id: string): Promise<EventEnvelope> {
-  const webhook = await getWebhook(trx, tenant, id);
+  const webhook = await findWebhook(trx, tenant, id);
   requireActive(webhook);
   return emit(trx, { orgId: webhook.org_id, clientId: webhook.client_id }, TEST_EVENT, {
     webhook_id: webhook.id,
@@ -196,44 +244,42 @@ export async function sendTestEvent(trx: Trx, tenant: Tenant, id: string): Promi
 }
 
 /** One more attempt of a logged delivery, now and outside the schedule. */
-export async function retryDelivery(
-  db: Db,
-  tenant: Tenant,
-  id: string,
-  attemptId: string,
-): Promise<{ webhook: SubscriptionRow; attempt: AttemptRow }> {
-  return db.transaction().execute(async (trx) => {
-    const webhook = await getWebhook(trx, tenant, id);
-    requireActive(webhook);
-    const attempt = await findAttempt(trx, webhook, attemptId);
-    if (!attempt) throw errors.notFound('Delivery', attemptId);
-    if (!(await requestManualAttempt(trx, webhook, attempt.delivery_id)))
-      throw errors.conflict(
-        'delivery_in_progress',
-        'An attempt of this delivery is in flight; retry after it ends.',
-      );
-    await queueDispatch(trx);
-    return { webhook, attempt };
-  });
+export async function retryDelivery(trx: Trx, tenant: Tenant, id: string, attemptId: string) {
+  const webhook = await findWebhook(trx, tenant, id);
+  requireActive(webhook);
+  const attempt = await findAttempt(trx, webhook, attemptId);
+  if (!attempt) throw errors.notFound('Delivery', attemptId);
+  if (!(await requestManualAttempt(trx, webhook, attempt.delivery_id)))
+    throw errors.conflict(
+      'delivery_in_progress',
+      'An attempt of this delivery is in flight; retry after it ends.',
+    );
+  await queueDispatch(trx);
+  return {
+    retry: {
+      webhook_id: webhook.id,
+      delivery_id: attempt.id,
+      event_id: attempt.event_id,
+      requested_at: new Date(),
+    },
+  };
 }
 
 /** Puts every event of the window that did not reach this subscription back on a fresh schedule. */
 export async function recoverWebhook(
-  db: Db,
+  trx: Trx,
   tenant: Tenant,
   id: string,
   window: { since: string; until?: string },
-): Promise<{ webhook: SubscriptionRow; since: Date; until: Date; queued: number }> {
+) {
   const since = new Date(window.since);
   const until = window.until === undefined ? new Date() : new Date(window.until);
   if (until.getTime() <= since.getTime()) throw errors.invalidField('until', 'must be after since');
   if (until.getTime() - since.getTime() > RECOVERY_WINDOW_DAYS * 86_400_000)
     throw errors.invalidField('until', `must be at most ${RECOVERY_WINDOW_DAYS} days after since`);
-  return db.transaction().execute(async (trx) => {
-    const webhook = await getWebhook(trx, tenant, id);
-    requireActive(webhook);
-    const queued = await requeueWindow(trx, webhook, { since, until });
-    if (queued > 0) await queueDispatch(trx);
-    return { webhook, since, until, queued };
-  });
+  const webhook = await findWebhook(trx, tenant, id);
+  requireActive(webhook);
+  const queued = await requeueWindow(trx, webhook, { since, until });
+  if (queued > 0) await queueDispatch(trx);
+  return { recovery: { webhook_id: webhook.id, since, until, queued } };
 }

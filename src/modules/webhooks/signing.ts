@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { open, seal } from '../../platform/crypto.ts';
+import { type Keyring, open, seal } from '../../platform/crypto.ts';
+import type { SealedColumn } from '../../platform/sealed-columns.ts';
 
 export const SIGNING_HEADER = 'X-Service-Signature' as const;
 export const SECRET_PREFIX = 'whsec_';
@@ -25,10 +26,18 @@ function secretAad(owner: SecretOwner): string {
   return `webhook-secret:${owner.org_id}:${owner.client_id}:${owner.id}`;
 }
 
-export function sealSecret(key: Buffer, owner: SecretOwner, secret: string): Buffer {
+export function sealSecret(key: Keyring, owner: SecretOwner, secret: string): Buffer {
   return seal(key, secret, secretAad(owner));
 }
 
-export function openSecret(key: Buffer, owner: SecretOwner, ciphertext: Buffer): string {
+export function openSecret(key: Keyring, owner: SecretOwner, ciphertext: Buffer): string {
   return open(key, ciphertext, secretAad(owner));
 }
+
+/** Where signing secrets rest, for re-encryption under a new key (`rotate-keys`). */
+export const webhookSecretColumn: SealedColumn = {
+  table: 'webhook_subscriptions',
+  column: 'secret_ciphertext',
+  aadColumns: ['org_id', 'client_id'],
+  aad: (row) => secretAad(row as unknown as SecretOwner),
+};

@@ -1,7 +1,8 @@
 import type { Generated, Selectable, Updateable } from 'kysely';
 import type { Tenant } from '../../platform/auth/tenant.ts';
-import type { Executor } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
 
 export interface WebhookSubscriptionsTable {
   id: string;
@@ -93,29 +94,23 @@ export function findSubscription(
 }
 
 /** The same, locking the row for an update in the caller's transaction. */
-export function findSubscriptionForUpdate(
-  trx: Executor,
-  tenant: Tenant,
-  id: string,
-): Promise<SubscriptionRow | undefined> {
+export function lockSubscription(trx: Trx, tenant: Tenant, id: string): Promise<SubscriptionRow | undefined> {
   return visibleSubscriptions(trx, tenant).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/** Subscriptions newest first. */
 export function listSubscriptions(
   db: Executor,
   tenant: Tenant,
-  page: { before?: string; limit: number },
+  page: PageRequest<string>,
 ): Promise<SubscriptionRow[]> {
   let query = visibleSubscriptions(db, tenant).selectAll();
-  if (page.before) query = query.where('id', '<', page.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(page.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
 export function insertSubscription(
-  trx: Executor,
+  trx: Trx,
   tenant: Tenant,
   values: Omit<
     WebhookSubscriptionsTable,
@@ -156,7 +151,7 @@ export type SubscriptionChanges = Updateable<
 >;
 
 export function updateSubscription(
-  trx: Executor,
+  trx: Trx,
   subscription: SubscriptionRow,
   changes: SubscriptionChanges,
 ): Promise<SubscriptionRow> {
@@ -170,7 +165,7 @@ export function updateSubscription(
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteSubscription(trx: Executor, subscription: SubscriptionRow): Promise<void> {
+export async function deleteSubscription(trx: Trx, subscription: SubscriptionRow): Promise<void> {
   await trx
     .deleteFrom('webhook_subscriptions')
     .where('org_id', '=', subscription.org_id)
@@ -183,7 +178,8 @@ export async function deleteSubscription(trx: Executor, subscription: Subscripti
 export function listAttempts(
   db: Executor,
   subscription: SubscriptionRow,
-  filter: { status?: AttemptStatus; before?: string; limit: number },
+  filter: { status?: AttemptStatus },
+  page: PageRequest<string>,
 ): Promise<AttemptRow[]> {
   let query = db
     .selectFrom('webhook_delivery_attempts')
@@ -191,11 +187,8 @@ export function listAttempts(
     .where('org_id', '=', subscription.org_id)
     .where('subscription_id', '=', subscription.id);
   if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.before) query = query.where('id', '<', filter.before);
-  return query
-    .orderBy('id', 'desc')
-    .limit(filter.limit + 1)
-    .execute();
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
 export function findAttempt(

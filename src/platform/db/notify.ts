@@ -20,18 +20,23 @@ export class NotificationListener {
       connectionString: this.url,
       application_name: 'agency-platform-listener',
     });
-    client.on('error', () => this.reconnect());
-    client.on('end', () => this.reconnect());
+    // A client replaced after a drop may still report its own end: only the current one counts.
+    const lost = () => {
+      if (this.client === client) this.reconnect();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
     client.on('notification', (message) => this.handlers[message.channel]?.(message.payload ?? ''));
+    this.client = client;
     await client.connect();
     for (const channel of Object.keys(this.handlers))
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    this.client = client;
     this.onReset();
   }
 
   private reconnect(): void {
     if (this.closed || this.retryTimer) return;
+    this.client?.end().catch(() => {});
     this.client = null;
     this.onReset();
     this.retryTimer = setTimeout(() => {

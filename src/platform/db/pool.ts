@@ -7,9 +7,14 @@ import type { Database } from './schema.ts';
 pg.types.setTypeParser(20, (value) => Number(value));
 pg.types.setTypeParser(1700, (value) => Number(value));
 
-export type Db = Kysely<Database>;
+/**
+ * The database, held by the edges of a use case (routes, jobs): they open transactions with
+ * `inTransaction`. Not a transaction: `isTransaction` is false, so a `Trx` is not a `Db`.
+ */
+export type Db = Kysely<Database> & { readonly isTransaction: false };
+/** An open transaction: what a function that writes, locks rows or must be atomic takes. */
 export type Trx = Transaction<Database>;
-/** Either the database or an open transaction: store functions accept both. */
+/** Either the database or an open transaction: what a function that only reads takes. */
 export type Executor = Kysely<Database>;
 
 export interface DatabaseHandle {
@@ -21,16 +26,20 @@ export interface DatabaseHandle {
 
 export function openDatabase(
   url: string,
-  options: { max?: number; applicationName?: string } = {},
+  options: { max?: number; applicationName?: string; connectTimeoutMs?: number } = {},
 ): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 20,
     application_name: options.applicationName ?? 'agency-platform',
+    // Waiting for a connection ends in an error (a 503), never in a request that hangs.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
   });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  // Nor one dropped while checked out (pg-pool listens only on idle ones): the query in flight fails instead.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }) as Db;
   return {
     db,
     pool,

@@ -28,6 +28,8 @@ export interface OrgsTable {
   house_client_id: string;
   features: Json<{ sdr_outbound?: boolean }>;
   fuel_balance: Generated<number>;
+  /** IANA time zone the org's days are counted in (call date ranges); null is UTC. */
+  timezone: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -62,9 +64,14 @@ export interface ApiKeysTable {
 export interface FuelLedgerTable {
   id: string;
   org_id: string;
+  /** The client whose action caused the entry; null for org-level entries (grants). */
+  client_id: string | null;
   amount: number;
   balance_after: number;
-  reason: string | null;
+  reason: 'grant' | 'adjustment' | 'sms' | 'gist' | 'refund';
+  reference_type: string | null;
+  reference_id: string | null;
+  note: string | null;
   created_at: Generated<Date>;
 }
 

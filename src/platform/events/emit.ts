@@ -1,7 +1,14 @@
 import { sql } from 'kysely';
 import type { TenantScope } from '../auth/tenant.ts';
 import { newEventId } from '../db/ids.ts';
-import type { Executor } from '../db/pool.ts';
+import type { Trx } from '../db/pool.ts';
+import { metrics } from '../metrics.ts';
+
+const written = metrics.counter(
+  'events_written_total',
+  'Events written to the outbox by type (counted as written; a transaction that then rolls back is counted too).',
+  ['type'],
+);
 
 /** The tenant an event belongs to. */
 export type EventScope = TenantScope;
@@ -20,7 +27,7 @@ export interface EventEnvelope {
  * if the change that caused it committed. The worker's outbox dispatcher picks it up and fans it out.
  */
 export async function emit(
-  trx: Executor,
+  trx: Trx,
   scope: EventScope,
   type: string,
   data: Record<string, unknown>,
@@ -34,6 +41,7 @@ export async function emit(
     INSERT INTO events (id, org_id, client_id, type, data, metadata)
     VALUES (${id}, ${scope.orgId}, ${scope.clientId}, ${type}, ${dataJson}::jsonb, ${metadataJson}::jsonb)
     RETURNING created_at`.execute(trx);
+  written.inc({ type });
   return {
     id,
     type,

@@ -1,4 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
+
+/** How long a client waits before retrying a request the database could not serve. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** The closed list of machine-readable error codes the API answers with. */
 export type ErrorCode =
@@ -24,6 +28,10 @@ export type ErrorCode =
   | 'idempotency_in_progress'
   | 'idempotency_key_reused'
   | 'fuel_exhausted'
+  | 'number_taken'
+  | 'number_not_found'
+  | 'no_sender_number'
+  | 'agent_archived'
   | 'webhook_disabled'
   | 'delivery_in_progress'
   | 'payload_too_large'
@@ -77,8 +85,6 @@ export const errors = {
       'www-authenticate': 'Bearer error="invalid_token"',
     }),
   forbidden: (message: string) => new ApiError(403, 'forbidden', message),
-  featureDisabled: (feature: string) =>
-    new ApiError(403, 'feature_disabled', `The ${feature} feature is not enabled for this agency.`),
   notFound: (resource: string, id?: string) =>
     new ApiError(
       404,
@@ -89,11 +95,36 @@ export const errors = {
     new ApiError(409, code, message, details),
   invalidTransition: (from: string, to: string) =>
     new ApiError(409, 'invalid_transition', `Cannot move from ${from} to ${to}.`, { from, to }),
-  fuelExhausted: (needed: number, balance: number) =>
-    new ApiError(402, 'fuel_exhausted', `This action needs ${needed} FUEL and the balance is ${balance}.`, {
-      needed,
+  fuelExhausted: (required: number, balance: number) =>
+    new ApiError(402, 'fuel_exhausted', `This action needs ${required} FUEL and the balance is ${balance}.`, {
+      required,
       balance,
     }),
+  numberTaken: (number: string) =>
+    new ApiError(409, 'number_taken', `The phone number ${number} is already registered.`, { number }),
+  numberNotFound: (number: string) =>
+    new ApiError(404, 'number_not_found', `No org holds the phone number ${number}.`, { number }),
+  slugConflict: (slug: string) =>
+    new ApiError(409, 'slug_conflict', `The slug ${slug} is taken in this org, by an agent or as an alias.`, {
+      slug,
+    }),
+  agentArchived: (id: string, slug: string) =>
+    new ApiError(
+      410,
+      'agent_archived',
+      `The agent ${slug} is archived; PATCH it with state active to use it again.`,
+      { agent_id: id, slug },
+    ),
+  outboundDialingUnavailable: (statusNote: string) =>
+    new ApiError(403, 'outbound_dialing_unavailable', statusNote, { status_note: statusNote }),
+  noSenderNumber: (orgId: string, clientId: string) =>
+    new ApiError(
+      422,
+      'no_sender_number',
+      `There is no phone number to send from: neither this client nor the agency's house client has one. ` +
+        `An operator adds one with POST /admin/v1/orgs/${orgId}/numbers.`,
+      { client_id: clientId },
+    ),
   rateLimited: (limit: number, retryAfterSeconds: number) =>
     new ApiError(
       429,
@@ -104,6 +135,27 @@ export const errors = {
         retry_after_seconds: retryAfterSeconds,
       },
     ),
+  idempotencyInProgress: (retryAfterSeconds: number) =>
+    new ApiError(
+      409,
+      'idempotency_in_progress',
+      'A request with this Idempotency-Key is still being processed; retry after it finishes.',
+      undefined,
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
+  idempotencyKeyReused: () =>
+    new ApiError(
+      422,
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request; use a new key for a new request.',
+    ),
+  noRoute: (method: string, url: string) =>
+    new ApiError(404, 'not_found', `No route for ${method} ${url.split('?')[0]}.`),
+  methodNotAllowed: (message: string) => new ApiError(405, 'method_not_allowed', message),
+  unavailable: (message: string, retryAfterSeconds: number) =>
+    new ApiError(503, 'service_unavailable', message, undefined, {
+      'retry-after': String(retryAfterSeconds),
+    }),
 };
 
 /** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */
@@ -116,7 +168,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.statusCode >= 500) {
+    if (apiError.code === 'service_unavailable') {
+      request.log.warn({ reqId: request.id, reason: error.message }, 'request answered 503');
+    } else if (apiError.statusCode >= 500) {
       request.log.error({ err: error, reqId: request.id }, 'request failed');
     }
     if (apiError.headers) reply.headers(apiError.headers);
@@ -147,6 +201,12 @@ export function toApiError(error: FastifyError | ApiError | Error): ApiError {
   }
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return errors.invalidRequest('The request body is not valid JSON.');
+  }
+  if (isDatabaseUnavailable(error)) {
+    return errors.unavailable(
+      'The database is unavailable for a moment; retry after the Retry-After seconds.',
+      DATABASE_RETRY_AFTER_SECONDS,
+    );
   }
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) {

@@ -3,12 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Tenant } from '../auth/tenant.ts';
 import type { Db, Trx } from '../db/pool.ts';
-import { ApiError, errors } from './errors.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { errors } from './errors.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const MAX_KEY_LENGTH = 255;
-/** A claim older than this belongs to a request that died; its transaction rolled back, so a retry may take over. */
-const STALE_CLAIM_MS = 60_000;
+/** What a 409 `idempotency_in_progress` tells the client to wait before retrying. */
+const IN_PROGRESS_RETRY_SECONDS = 1;
 
 export interface Outcome<T> {
   status: number;
@@ -16,13 +18,17 @@ export interface Outcome<T> {
 }
 
 /**
- * Runs a creating request as one transaction. With an `Idempotency-Key`, the stored response is
- * written in that same transaction, so a write and its replay record commit or roll back together:
- * a repeat can never cause a second side effect.
+ * Runs a creating request as one transaction. With an `Idempotency-Key`, that transaction first
+ * takes a lock on the key (a transaction-scoped advisory lock), then looks for a stored response,
+ * and writes the response it produces before it commits: the work and its replay record commit or
+ * roll back together, so a repeat can never cause a second side effect.
  *
  * - same key, same request, finished: the original status and body, `Idempotent-Replayed: true`;
  * - same key, another request: 422 `idempotency_key_reused`;
- * - same key while the first is still running: 409 `idempotency_in_progress`.
+ * - same key while the first is still running: 409 `idempotency_in_progress`, for as long as it
+ *   runs (no lease that a slow request could outlive);
+ * - a request that failed, or died with its process or its database connection, leaves nothing
+ *   behind: its lock went with its transaction, and a retry runs afresh at once.
  */
 export async function runIdempotent<T>(
   db: Db,
@@ -33,42 +39,24 @@ export async function runIdempotent<T>(
 ): Promise<T> {
   const key = readKey(request);
   if (key === null) {
-    const outcome = await db.transaction().execute(work);
+    const outcome = await inTransaction(db, work);
     reply.code(outcome.status);
     return outcome.body;
   }
 
   const scope = { tenant: request.tenant, key };
   const requestHash = hashRequest(request);
-  const replay = await claim(db, scope, requestHash, ttlHours);
-  if (replay) {
-    reply.code(replay.status).header('idempotent-replayed', 'true');
-    return replay.body as T;
-  }
-
-  try {
-    const outcome = await db.transaction().execute(async (trx) => {
-      const result = await work(trx);
-      await trx
-        .updateTable('idempotency_keys')
-        .set({
-          state: 'completed',
-          response_status: result.status,
-          response_body: JSON.stringify(result.body),
-        })
-        .where('org_id', '=', scope.tenant.orgId)
-        .where('client_id', '=', scope.tenant.clientId)
-        .where('key', '=', key)
-        .execute();
-      return result;
-    });
-    reply.code(outcome.status);
-    return outcome.body;
-  } catch (error) {
-    // Nothing was written, so the key is released and a retry runs the request afresh.
-    await release(db, scope).catch(() => {});
-    throw error;
-  }
+  const { outcome, replayed } = await inTransaction(db, async (trx) => {
+    await lockKey(trx, scope);
+    const stored = await storedOutcome(trx, scope, requestHash, ttlHours);
+    if (stored) return { outcome: stored as Outcome<T>, replayed: true };
+    const result = await work(trx);
+    await storeOutcome(trx, scope, requestHash, result);
+    return { outcome: result, replayed: false };
+  });
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  reply.code(outcome.status);
+  return outcome.body;
 }
 
 function readKey(request: FastifyRequest): string | null {
@@ -86,90 +74,60 @@ interface Scope {
   key: string;
 }
 
-async function claim(
-  db: Db,
-  scope: Scope,
+/** Held until the transaction ends, however it ends; a second holder is refused at once, never queued. */
+async function lockKey(trx: Trx, { tenant, key }: Scope): Promise<void> {
+  const { rows } = await sql<{ locked: boolean }>`
+    SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${tenant.orgId}:${tenant.clientId}:${key}`}, 0)) AS locked`.execute(
+    trx,
+  );
+  if (!rows[0].locked) {
+    throw errors.idempotencyInProgress(IN_PROGRESS_RETRY_SECONDS);
+  }
+}
+
+/**
+ * The response stored for this key within the replay window. A record of another request is 422;
+ * an expired one, or an `in_progress` claim an earlier version left behind, is no record.
+ */
+async function storedOutcome(
+  trx: Trx,
+  { tenant, key }: Scope,
   requestHash: string,
   ttlHours: number,
 ): Promise<Outcome<unknown> | null> {
-  const { tenant, key } = scope;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await db
-      .insertInto('idempotency_keys')
-      .values({
-        org_id: tenant.orgId,
-        client_id: tenant.clientId,
-        key,
-        request_hash: requestHash,
-        state: 'in_progress',
-        locked_at: new Date(),
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning('key')
-      .executeTakeFirst();
-    if (inserted) return null;
-
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('org_id', '=', tenant.orgId)
-      .where('client_id', '=', tenant.clientId)
-      .where('key', '=', key)
-      .executeTakeFirst();
-    if (!existing) continue;
-
-    if (existing.created_at.getTime() < Date.now() - ttlHours * 3_600_000) {
-      await db
-        .deleteFrom('idempotency_keys')
-        .where('org_id', '=', tenant.orgId)
-        .where('client_id', '=', tenant.clientId)
-        .where('key', '=', key)
-        .where('created_at', '=', existing.created_at)
-        .execute();
-      continue;
-    }
-    if (existing.request_hash !== requestHash) {
-      throw new ApiError(
-        422,
-        'idempotency_key_reused',
-        'This Idempotency-Key was already used with a different request; use a new key for a new request.',
-      );
-    }
-    if (existing.state === 'completed') {
-      return { status: existing.response_status ?? 200, body: existing.response_body };
-    }
-    if (existing.locked_at.getTime() > Date.now() - STALE_CLAIM_MS) {
-      throw new ApiError(
-        409,
-        'idempotency_in_progress',
-        'A request with this Idempotency-Key is still being processed; retry after it finishes.',
-      );
-    }
-    const takenOver = await db
-      .updateTable('idempotency_keys')
-      .set({ locked_at: new Date() })
-      .where('org_id', '=', tenant.orgId)
-      .where('client_id', '=', tenant.clientId)
-      .where('key', '=', key)
-      .where('state', '=', 'in_progress')
-      .where('locked_at', '=', existing.locked_at)
-      .executeTakeFirst();
-    if (takenOver.numUpdatedRows > 0n) return null;
-  }
-  throw new ApiError(
-    409,
-    'idempotency_in_progress',
-    'A request with this Idempotency-Key is being processed; retry shortly.',
-  );
-}
-
-async function release(db: Db, { tenant, key }: Scope): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
+  const existing = await trx
+    .selectFrom('idempotency_keys')
+    .selectAll()
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId)
     .where('key', '=', key)
-    .where('state', '=', 'in_progress')
+    .executeTakeFirst();
+  if (existing?.state !== 'completed') return null;
+  if (existing.created_at.getTime() < Date.now() - ttlHours * 3_600_000) return null;
+  if (existing.request_hash !== requestHash) {
+    throw errors.idempotencyKeyReused();
+  }
+  return { status: existing.response_status ?? 200, body: existing.response_body };
+}
+
+async function storeOutcome(
+  trx: Trx,
+  { tenant, key }: Scope,
+  requestHash: string,
+  outcome: Outcome<unknown>,
+) {
+  const record = {
+    request_hash: requestHash,
+    state: 'completed' as const,
+    response_status: outcome.status,
+    response_body: JSON.stringify(outcome.body),
+    locked_at: new Date(),
+    created_at: new Date(),
+  };
+  await trx
+    .insertInto('idempotency_keys')
+    .values({ org_id: tenant.orgId, client_id: tenant.clientId, key, ...record })
+    .onConflict((oc) => oc.columns(['org_id', 'client_id', 'key']).doUpdateSet(record))
     .execute();
 }
 
@@ -182,17 +140,6 @@ function hashRequest(request: FastifyRequest): string {
     .update('\0')
     .update(canonicalJson({ params: request.params, query: request.query, body: request.body }))
     .digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** The clean-up job: drops records past the replay window. */

@@ -4,9 +4,10 @@ import type { Redis } from 'ioredis';
 /**
  * A sliding-window store for `@fastify/rate-limit`, whose own stores count fixed windows (a client
  * could then send twice the limit across a window boundary). The window is cut into 60 buckets; a
- * request is counted until its whole bucket has left the window, so it counts for between one
- * window and one window plus a bucket (60-61 s for a one-minute window), and no span of one window
- * ever holds more than the limit. Refused requests are not counted.
+ * request is counted until one window after the start of its bucket, that is for between one window
+ * less a bucket and one window (59-60 s for a one-minute window): no span of 59 s ever holds more
+ * than the limit, and the wait a refusal announces (`Retry-After`) is never longer than the window.
+ * Refused requests are not counted.
  *
  * `current` and `ttl` follow the plugin's contract: `current > max` means refused; `ttl` is the time
  * until the next request would be accepted when refused, and otherwise the time until the oldest
@@ -30,10 +31,10 @@ const bucketSize = (windowMs: number) => Math.max(1, Math.ceil(windowMs / BUCKET
 export function slide(entries: Buckets, now: number, windowMs: number, max: number, increment: boolean) {
   const size = bucketSize(windowMs);
   const bucket = Math.floor(now / size);
-  while (entries.length > 0 && entries[0][0] < bucket - BUCKETS) entries.shift();
+  while (entries.length > 0 && entries[0][0] <= bucket - BUCKETS) entries.shift();
   let total = 0;
   for (const [, count] of entries) total += count;
-  const leaves = (entry: [number, number]) => (entry[0] + BUCKETS + 1) * size - now;
+  const leaves = (entry: [number, number]) => (entry[0] + BUCKETS) * size - now;
 
   if (increment && total >= max) {
     let freed = 0;
@@ -78,7 +79,7 @@ class LocalSlidingWindow {
     const oldest = Math.floor(now / bucketSize(windowMs)) - BUCKETS;
     for (const [key, entries] of this.windows) {
       const newest = entries[entries.length - 1];
-      if (!newest || newest[0] < oldest) this.windows.delete(key);
+      if (!newest || newest[0] <= oldest) this.windows.delete(key);
     }
   }
 }
@@ -100,7 +101,7 @@ local total = 0
 for i = 1, #flat, 2 do
   local b = tonumber(flat[i])
   local c = tonumber(flat[i + 1])
-  if b < bucket - buckets then
+  if b <= bucket - buckets then
     redis.call('HDEL', key, flat[i])
   else
     table.insert(entries, { b, c })
@@ -108,7 +109,7 @@ for i = 1, #flat, 2 do
   end
 end
 table.sort(entries, function(x, y) return x[1] < y[1] end)
-local function leaves(b) return (b + buckets + 1) * size - now end
+local function leaves(b) return (b + buckets) * size - now end
 if increment and total >= max then
   local freed = 0
   for _, entry in ipairs(entries) do
@@ -119,7 +120,7 @@ if increment and total >= max then
 end
 if increment then
   redis.call('HINCRBY', key, string.format('%d', bucket), 1)
-  redis.call('PEXPIRE', key, (buckets + 1) * size)
+  redis.call('PEXPIRE', key, buckets * size)
   total = total + 1
   if #entries == 0 then return { total, leaves(bucket) } end
 end

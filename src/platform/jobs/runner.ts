@@ -1,6 +1,22 @@
 import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/pool.ts';
+import { metrics } from '../metrics.ts';
+import { heartbeatLoop } from './heartbeat.ts';
+
+/** A loop that failed (the database went away, say) waits at least this long before it tries again. */
+const FAILED_LOOP_PAUSE_MS = 1000;
+
+const jobs = metrics.counter(
+  'worker_jobs_total',
+  'Job attempts run by this process, by task and outcome: succeeded, failed (every attempt that threw), failed_permanently (one with no attempt left).',
+  ['task', 'outcome'],
+);
+const loopRuns = metrics.counter(
+  'worker_loop_runs_total',
+  'Iterations of the worker loops (outbox relay, webhook sweep, heartbeat, …) by loop and outcome.',
+  ['loop', 'outcome'],
+);
 
 /** A background task: its payload is untrusted input, and it must be safe to run twice. */
 export type JobHandler = (payload: unknown) => Promise<void>;
@@ -62,18 +78,44 @@ export async function startWorker(
       else log.debug(fields, message);
     }),
   });
+  // Cron restarts by itself after a database outage; say when it runs again.
+  runner.events.on('cron:started', () => log.info({ component: 'worker' }, 'cron running'));
+  runner.events.on('job:success', ({ job }) => jobs.inc({ task: job.task_identifier, outcome: 'succeeded' }));
+  runner.events.on('job:error', ({ job }) => jobs.inc({ task: job.task_identifier, outcome: 'failed' }));
+  runner.events.on('job:failed', ({ job }) =>
+    jobs.inc({ task: job.task_identifier, outcome: 'failed_permanently' }),
+  );
   for (const task of registry.startup ?? []) await runner.addJob(task, {}, { jobKey: `startup:${task}` });
 
   let stopping = false;
-  const loops = registry.loops.map(async (loop) => {
+  const sleepers = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+  const loops = [...registry.loops, heartbeatLoop(database.db)].map(async (loop) => {
+    let failing = false;
     while (!stopping) {
       let more = false;
       try {
         more = await loop.run();
+        loopRuns.inc({ loop: loop.name, outcome: 'succeeded' });
+        if (failing) log.info({ loop: loop.name }, 'worker loop running again');
+        failing = false;
       } catch (error) {
-        log.error({ err: error, loop: loop.name }, 'worker loop failed; retrying');
+        loopRuns.inc({ loop: loop.name, outcome: 'failed' });
+        // Once per outage, not once per tick.
+        if (!failing) log.error({ err: error, loop: loop.name }, 'worker loop failed; retrying');
+        failing = true;
       }
-      if (!more && !stopping) await new Promise((resolve) => setTimeout(resolve, loop.intervalMs));
+      if (!more && !stopping)
+        await pause(failing ? Math.max(loop.intervalMs, FAILED_LOOP_PAUSE_MS) : loop.intervalMs);
     }
   });
 
@@ -81,6 +123,7 @@ export async function startWorker(
     runner,
     stop: async () => {
       stopping = true;
+      for (const wake of [...sleepers]) wake();
       await Promise.all(loops);
       await runner.stop();
     },

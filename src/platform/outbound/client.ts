@@ -37,6 +37,8 @@ export interface OutboundClientOptions {
   userAgent: string;
   /** Resolves names to every address (`all: true`); tests replace it to simulate DNS answers. */
   resolve?: LookupFunction;
+  /** Addresses connected to though private: a test's own server, while every other private address stays refused. */
+  exemptAddresses?: string[];
 }
 
 export interface OutboundRequest {
@@ -66,18 +68,19 @@ export class OutboundClient {
   private readonly agent: Agent;
 
   constructor(private readonly options: OutboundClientOptions) {
+    const exempt = new Set(options.exemptAddresses);
+    const refused = (address: string) =>
+      options.allowPrivate || exempt.has(address) ? null : blockedRange(address);
     const connect = buildConnector({
       timeout: options.timeoutMs,
-      lookup: guardedLookup(options.resolve ?? systemResolve, options.allowPrivate),
+      lookup: guardedLookup(options.resolve ?? systemResolve, refused),
     });
     this.agent = new Agent({
       // Names are checked in the lookup; an IP literal never goes through it, so it is checked here.
       connect: (connectOptions, callback) => {
         const host = connectOptions.hostname.replace(/^\[|\]$/g, '');
-        if (!options.allowPrivate && net.isIP(host)) {
-          const range = blockedRange(host);
-          if (range) return callback(blockedError(host, host, range), null);
-        }
+        const range = net.isIP(host) ? refused(host) : null;
+        if (range) return callback(blockedError(host, host, range), null);
         connect(connectOptions, callback);
       },
       keepAliveTimeout: 10_000,
@@ -123,16 +126,14 @@ function parseUrl(value: string): URL {
 }
 
 /** A lookup for net/tls.connect that fails when any resolved address is refused. */
-function guardedLookup(resolve: LookupFunction, allowPrivate: boolean) {
+function guardedLookup(resolve: LookupFunction, refused: (address: string) => string | null) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     resolve(hostname, options, (error, addresses) => {
       if (error) return callback(error, []);
       if (!addresses.length) return callback(Object.assign(new Error(`${hostname} has no address`)), []);
-      if (!allowPrivate) {
-        for (const { address } of addresses) {
-          const range = blockedRange(address);
-          if (range) return callback(blockedError(hostname, address, range), []);
-        }
+      for (const { address } of addresses) {
+        const range = refused(address);
+        if (range) return callback(blockedError(hostname, address, range), []);
       }
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0].address, addresses[0].family);

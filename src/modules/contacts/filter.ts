@@ -2,10 +2,11 @@ import { type RawBuilder, sql } from 'kysely';
 import { isUuid } from '../../platform/db/ids.ts';
 import { containsPattern, escapeLike } from '../../platform/db/like.ts';
 import { errors, type FieldError } from '../../platform/http/errors.ts';
-import { normalizeEmail, normalizePhone } from '../contacts/identity.ts';
+import { companyOfContact } from '../companies/service.ts';
+import { normalizeEmail, normalizePhone } from './identity.ts';
 
 /**
- * A smart list's `filter_branch`: a tree of `{and: [...]}` / `{or: [...]}` groups whose leaves are
+ * A contact filter, a smart list's `filter_branch`: a tree of `{and: [...]}` / `{or: [...]}` groups whose leaves are
  * conditions `{field, operator, value}` on a contact. It is validated on write (every failure names
  * its path) and compiled to a parameterized SQL predicate over `contacts AS c` on read: field names
  * map to fixed columns, and every value is a bound parameter.
@@ -36,7 +37,6 @@ interface Field {
 
 const EMAILS = sql`contact_emails ce WHERE ce.contact_id = c.id`;
 const PHONES = sql`contact_phones cp WHERE cp.contact_id = c.id`;
-const COMPANY = sql`companies co WHERE co.id = c.company_id AND co.org_id = c.org_id AND co.client_id = c.client_id`;
 
 const contactColumn = (name: string): Field => ({ kind: 'text', column: sql.ref(`c.${name}`) });
 
@@ -88,9 +88,17 @@ export const FIELDS: Record<string, Field> = {
     related: PHONES,
     values: ['individual', 'company', 'global'],
   },
-  'company.name': { kind: 'text', column: sql.ref('co.name'), related: COMPANY },
-  'company.domain': { kind: 'text', column: sql.ref('co.domain'), related: COMPANY },
-  'company.industry': { kind: 'text', column: sql.ref('co.industry'), related: COMPANY },
+  'company.name': { kind: 'text', column: companyOfContact.column('name'), related: companyOfContact.rows },
+  'company.domain': {
+    kind: 'text',
+    column: companyOfContact.column('domain'),
+    related: companyOfContact.rows,
+  },
+  'company.industry': {
+    kind: 'text',
+    column: companyOfContact.column('industry'),
+    related: companyOfContact.rows,
+  },
 };
 
 /** Each negative operator is the negation of a positive one. */

@@ -1,10 +1,17 @@
 import type { Db } from '../db/pool.ts';
+import { inTransaction } from '../db/transaction.ts';
+import { metrics } from '../metrics.ts';
 import type { EventScope } from './emit.ts';
 import { type EventEnvelope, toEnvelope } from './emit.ts';
 
 const BATCH = 200;
 /** Events of one batch handed to the consumers at once. */
 const PARALLEL = 16;
+
+const dispatched = metrics.counter(
+  'events_dispatched_total',
+  'Events the outbox relay handed to every consumer.',
+);
 
 /**
  * Something that reacts to every committed event (webhook delivery is one). It must be quick (record
@@ -19,8 +26,8 @@ export type EventConsumer = (db: Db, event: EventEnvelope, scope: EventScope) =>
  * another worker runs the batch again; consumers are idempotent, so nothing is lost or doubled.
  * Returns true when the batch was full (there may be more right away).
  */
-export async function dispatchEvents(db: Db, consumers: EventConsumer[]): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+export async function relayEvents(db: Db, consumers: EventConsumer[]): Promise<boolean> {
+  const count = await inTransaction(db, async (trx) => {
     const rows = await trx
       .selectFrom('events')
       .selectAll()
@@ -32,7 +39,7 @@ export async function dispatchEvents(db: Db, consumers: EventConsumer[]): Promis
       .forNoKeyUpdate()
       .skipLocked()
       .execute();
-    if (rows.length === 0) return false;
+    if (rows.length === 0) return 0;
 
     for (let start = 0; start < rows.length; start += PARALLEL) {
       await Promise.all(
@@ -52,6 +59,8 @@ export async function dispatchEvents(db: Db, consumers: EventConsumer[]): Promis
         rows.map((row) => row.id),
       )
       .execute();
-    return rows.length === BATCH;
+    return rows.length;
   });
+  dispatched.inc(count);
+  return count === BATCH;
 }

@@ -1,0 +1,25 @@
+import { sql } from 'kysely';
+import type { TenantScope } from '../auth/tenant.ts';
+import type { Executor } from './pool.ts';
+import type { Database } from './schema.ts';
+
+/** The tables whose rows belong to a tenant by `org_id` and `client_id` and are named by `id`. */
+export type TenantTable = {
+  [T in keyof Database]: Database[T] extends { id: string; org_id: string; client_id: string } ? T : never;
+}[keyof Database];
+
+/** Which of `ids` name rows of `table` that belong to the tenant: a store's ownership check of its own table. */
+export async function idsOfTenant(
+  db: Executor,
+  table: TenantTable,
+  tenant: TenantScope,
+  ids: string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: string }>`
+    SELECT id FROM ${sql.table(table)}
+    WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND id = ANY(${ids}::uuid[])`.execute(
+    db,
+  );
+  return rows.map((row) => row.id);
+}
