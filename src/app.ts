@@ -34,6 +34,9 @@ import { meRoutes } from './modules/me/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
+// sequences
+import { sequenceRoutes } from './modules/sequences/routes.ts';
+import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
@@ -66,6 +69,8 @@ const tenantModules = [
   numberRoutes,
   agentRoutes,
   callRoutes,
+  // sequences
+  sequenceRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -169,6 +174,8 @@ export async function buildApp(
   // Provider callbacks: outside /v1, no API key, signature-verified.
   await app.register(voiceHookRoutes, { voice });
   await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
+  // sequences: the one-click unsubscribe link of sequence emails (token-authenticated, outside /v1)
+  await app.register(unsubscribeRoutes);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

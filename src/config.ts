@@ -104,6 +104,13 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // sequences
+  /** How often each worker runs the sequence tick (SPEC: every minute). */
+  sequenceTickMs: number;
+  /** The length of one `wait_minutes` minute of a sequence step. */
+  sequenceMinuteMs: number;
+  /** How long a worker holds an enrollment whose step it runs before another worker may take it over. */
+  sequenceLeaseMs: number;
 }
 
 export interface RetellConfig {
@@ -256,6 +263,10 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // sequences
+    sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
+    sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),
+    sequenceLeaseMs: int(env, 'SEQUENCE_LEASE_MS', 120_000, { min: 100, max: DAY_MS }),
   };
 }
 

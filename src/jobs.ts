@@ -1,5 +1,7 @@
 import { agentJobs } from './modules/agents/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+// sequences
+import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -19,6 +21,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
+  // sequences
+  const sequences = sequenceJobs(platform, null);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -47,6 +51,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
+      // sequences
+      ...sequences.loops,
     ],
     startup: [...walletIndex.startup],
   };

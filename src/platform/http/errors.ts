@@ -38,7 +38,9 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'service_unavailable'
-  | 'internal_error';
+  | 'internal_error'
+  // sequences
+  | 'sequence_archived';
 
 export interface ErrorBody {
   error: ErrorCode;

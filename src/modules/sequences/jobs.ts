@@ -1,0 +1,55 @@
+import { publicUrl } from '../../config.ts';
+import type { Platform } from '../../platform/context.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
+import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
+import type { SequenceSms } from './sms.ts';
+import { runDueSteps, type TickContext } from './tick.ts';
+import { unsubscribeKeys } from './unsubscribe-routes.ts';
+
+/** Enrollments one worker claims per round, and how many of them it runs at once (each holds a connection). */
+const BATCH = 200;
+const CONCURRENCY = 6;
+
+const providers = new WeakMap<Platform, EmailProvider>();
+
+/** The email provider of the sequence tick, one per process. */
+export function sequenceEmail(platform: Platform): EmailProvider {
+  let provider = providers.get(platform);
+  if (!provider) {
+    provider = createEmailProvider(platform.config, platform.db);
+    providers.set(platform, provider);
+  }
+  return provider;
+}
+
+/** Closes the tick's pooled SMTP connections (a process or a test that stops). */
+export async function closeSequenceEmail(platform: Platform): Promise<void> {
+  await providers.get(platform)?.close();
+  providers.delete(platform);
+}
+
+export function sequenceTickContext(platform: Platform, sms: SequenceSms | null): TickContext {
+  const { config, db, log } = platform;
+  return {
+    db,
+    email: sequenceEmail(platform),
+    sms,
+    log,
+    leaseMs: config.sequenceLeaseMs,
+    minuteMs: config.sequenceMinuteMs,
+    batchSize: BATCH,
+    concurrency: CONCURRENCY,
+    unsubscribeKeys: unsubscribeKeys(platform),
+    unsubscribeUrl: (token) => publicUrl(config, `/unsubscribe/${token}`),
+  };
+}
+
+/** The sequence tick: every `SEQUENCE_TICK_MS`, each worker runs the due steps (all of them, batch by batch). */
+export function sequenceJobs(platform: Platform, sms: SequenceSms | null): { loops: Loop[] } {
+  const context = sequenceTickContext(platform, sms);
+  return {
+    loops: [
+      { name: 'sequence_tick', intervalMs: platform.config.sequenceTickMs, run: () => runDueSteps(context) },
+    ],
+  };
+}

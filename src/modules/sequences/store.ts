@@ -1,0 +1,364 @@
+import {
+  type Generated,
+  type Insertable,
+  type Selectable,
+  sql,
+  type Updateable,
+  type UpdateObject,
+} from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Database, Json, NullableTimestamp } from '../../platform/db/schema.ts';
+import type { PageRequest } from '../../platform/http/pagination.ts';
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    sequences: SequencesTable;
+    sequence_enrollments: EnrollmentsTable;
+    sequence_step_sends: StepSendsTable;
+    sequence_email_unsubscribes: EmailUnsubscribesTable;
+  }
+}
+
+export type SequenceStatus = 'draft' | 'active' | 'paused' | 'archived';
+export type EnrollmentStatus = 'active' | 'paused' | 'completed' | 'cancelled';
+export type StepKind = 'sms' | 'email';
+
+export interface Step {
+  kind: StepKind;
+  wait_minutes: number;
+  body: string;
+  subject?: string;
+}
+
+export interface SequencesTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  name: string;
+  description: string | null;
+  status: SequenceStatus;
+  steps: Json<Step[]>;
+  sender_user_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface EnrollmentsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  sequence_id: string;
+  contact_id: string;
+  current_step: Generated<number>;
+  status: Generated<EnrollmentStatus>;
+  paused_reason: string | null;
+  next_run_at: Date;
+  enrolled_at: Generated<Date>;
+  completed_at: NullableTimestamp;
+  last_step_at: NullableTimestamp;
+  metadata: Json<Record<string, unknown>>;
+  claimed_until: NullableTimestamp;
+  attempts: Generated<number>;
+  updated_at: Generated<Date>;
+}
+
+export interface StepSendsTable {
+  enrollment_id: string;
+  step_index: number;
+  org_id: string;
+  client_id: string;
+  kind: StepKind;
+  cause_key: string;
+  message_ref: string;
+  to_address: string;
+  sent_at: Generated<Date>;
+}
+
+export interface EmailUnsubscribesTable {
+  org_id: string;
+  client_id: string;
+  email: string;
+  enrollment_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export type SequenceRow = Selectable<SequencesTable>;
+export type EnrollmentRow = Selectable<EnrollmentsTable>;
+export type StepSendRow = Selectable<StepSendsTable>;
+
+function sequencesOf(db: Executor, tenant: TenantScope) {
+  return db
+    .selectFrom('sequences')
+    .selectAll()
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId);
+}
+
+function enrollmentsOf(db: Executor, tenant: TenantScope) {
+  return db
+    .selectFrom('sequence_enrollments')
+    .selectAll()
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId);
+}
+
+export async function insertSequence(trx: Trx, row: Insertable<SequencesTable>): Promise<SequenceRow> {
+  return trx.insertInto('sequences').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export function findSequence(db: Executor, tenant: TenantScope, id: string) {
+  return sequencesOf(db, tenant).where('id', '=', id).executeTakeFirst();
+}
+
+export function lockSequence(trx: Trx, tenant: TenantScope, id: string) {
+  return sequencesOf(trx, tenant).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Takes a share lock: an enrollment waits for a concurrent archive of its sequence, and sees it. */
+export function shareLockSequence(trx: Trx, tenant: TenantScope, id: string) {
+  return sequencesOf(trx, tenant).where('id', '=', id).forShare().executeTakeFirst();
+}
+
+export function updateSequenceRow(
+  trx: Trx,
+  tenant: TenantScope,
+  id: string,
+  changes: Updateable<SequencesTable>,
+): Promise<SequenceRow> {
+  return trx
+    .updateTable('sequences')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function listSequences(
+  db: Executor,
+  tenant: TenantScope,
+  filter: { status?: SequenceStatus },
+  page: PageRequest<string>,
+): Promise<SequenceRow[]> {
+  let query = sequencesOf(db, tenant);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+export async function countSequences(
+  db: Executor,
+  tenant: TenantScope,
+  filter: { status?: SequenceStatus },
+): Promise<number> {
+  let query = db
+    .selectFrom('sequences')
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const { total } = await query.executeTakeFirstOrThrow();
+  return Number(total);
+}
+
+/** Inserts the enrollment unless the contact is actively enrolled already (then undefined). */
+export function insertEnrollmentUnlessActive(trx: Trx, row: Insertable<EnrollmentsTable>) {
+  return trx
+    .insertInto('sequence_enrollments')
+    .values(row)
+    .onConflict((conflict) =>
+      conflict.columns(['sequence_id', 'contact_id']).where('status', '=', 'active').doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function findActiveEnrollment(db: Executor, sequenceId: string, contactId: string) {
+  return db
+    .selectFrom('sequence_enrollments')
+    .selectAll()
+    .where('sequence_id', '=', sequenceId)
+    .where('contact_id', '=', contactId)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+}
+
+export function findEnrollment(db: Executor, tenant: TenantScope, sequenceId: string, id: string) {
+  return enrollmentsOf(db, tenant)
+    .where('sequence_id', '=', sequenceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function lockEnrollment(trx: Trx, tenant: TenantScope, sequenceId: string, id: string) {
+  return enrollmentsOf(trx, tenant)
+    .where('sequence_id', '=', sequenceId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export function listEnrollments(
+  db: Executor,
+  tenant: TenantScope,
+  sequenceId: string,
+  filter: { status?: EnrollmentStatus },
+  page: PageRequest<string>,
+): Promise<EnrollmentRow[]> {
+  let query = enrollmentsOf(db, tenant).where('sequence_id', '=', sequenceId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (page.after !== undefined) query = query.where('id', '<', page.after);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** Locks the active enrollments of a sequence (an archive pauses them all). */
+export function lockActiveEnrollmentsOfSequence(trx: Trx, tenant: TenantScope, sequenceId: string) {
+  return enrollmentsOf(trx, tenant)
+    .where('sequence_id', '=', sequenceId)
+    .where('status', '=', 'active')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/** Locks a contact's active enrollments in one client, in every sequence (a reply or an unsubscribe). */
+export function lockActiveEnrollmentsOfContact(trx: Trx, tenant: TenantScope, contactId: string) {
+  return enrollmentsOf(trx, tenant)
+    .where('contact_id', '=', contactId)
+    .where('status', '=', 'active')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+export function updateEnrollmentRow(
+  trx: Trx,
+  id: string,
+  changes: UpdateObject<Database, 'sequence_enrollments'>,
+): Promise<EnrollmentRow> {
+  return trx
+    .updateTable('sequence_enrollments')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Stops many enrollments the same way in one statement; returns them as they are now. */
+export function stopEnrollments(
+  trx: Trx,
+  ids: string[],
+  status: 'paused' | 'cancelled',
+  reason: string,
+): Promise<EnrollmentRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return trx
+    .updateTable('sequence_enrollments')
+    .set({ status, paused_reason: reason, claimed_until: null, updated_at: sql<Date>`now()` })
+    .where('id', '=', sql<string>`ANY(${ids}::uuid[])`)
+    .returningAll()
+    .execute();
+}
+
+// The tick.
+
+/** A claimed enrollment: the step it was due to run when claimed. */
+export interface ClaimedEnrollment {
+  id: string;
+  current_step: number;
+}
+
+/**
+ * Claims up to `limit` due enrollments of active sequences for `leaseMs` (one statement, committed on its
+ * own). Rows another worker holds (locked now, or leased and the lease not over) are skipped.
+ */
+export async function claimDueEnrollments(
+  db: Executor,
+  leaseMs: number,
+  limit: number,
+): Promise<ClaimedEnrollment[]> {
+  const { rows } = await sql<ClaimedEnrollment>`
+    UPDATE sequence_enrollments e
+    SET claimed_until = now() + ${leaseMs} * interval '1 millisecond'
+    WHERE e.id IN (
+      SELECT d.id FROM sequence_enrollments d
+      JOIN sequences s ON s.id = d.sequence_id AND s.status = 'active'
+      WHERE d.status = 'active' AND d.next_run_at <= now()
+        AND (d.claimed_until IS NULL OR d.claimed_until < now())
+      ORDER BY d.next_run_at
+      LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED)
+    RETURNING e.id, e.current_step`.execute(db);
+  return rows;
+}
+
+/** The claimed enrollment locked for its step, with its sequence's status and steps. */
+export function lockClaimedEnrollment(trx: Trx, id: string) {
+  return trx
+    .selectFrom('sequence_enrollments as e')
+    .innerJoin('sequences as s', 's.id', 'e.sequence_id')
+    .selectAll('e')
+    .select(['s.status as sequence_status', 's.steps', 's.name as sequence_name'])
+    .where('e.id', '=', id)
+    .forUpdate('e')
+    .executeTakeFirst();
+}
+
+/** Lets another worker take the enrollment again right away (or after `delayMs`), counting a failed attempt. */
+export async function releaseClaim(db: Executor, id: string, delayMs: number): Promise<number> {
+  const row = await db
+    .updateTable('sequence_enrollments')
+    .set({
+      claimed_until: sql<Date>`now() + ${delayMs} * interval '1 millisecond'`,
+      attempts: sql<number>`attempts + 1`,
+    })
+    .where('id', '=', id)
+    .returning('attempts')
+    .executeTakeFirst();
+  return row?.attempts ?? 0;
+}
+
+export function insertStepSend(trx: Trx, row: Insertable<StepSendsTable>) {
+  return trx.insertInto('sequence_step_sends').values(row).execute();
+}
+
+export function findStepSend(db: Executor, enrollmentId: string, stepIndex: number) {
+  return db
+    .selectFrom('sequence_step_sends')
+    .selectAll()
+    .where('enrollment_id', '=', enrollmentId)
+    .where('step_index', '=', stepIndex)
+    .executeTakeFirst();
+}
+
+// Unsubscribes.
+
+export async function contactOfEnrollment(db: Executor, id: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('sequence_enrollments')
+    .select('contact_id')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.contact_id ?? null;
+}
+
+export async function insertUnsubscribe(trx: Trx, row: Insertable<EmailUnsubscribesTable>): Promise<void> {
+  await trx
+    .insertInto('sequence_email_unsubscribes')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['org_id', 'client_id', 'email']).doNothing())
+    .execute();
+}
+
+export async function isUnsubscribed(db: Executor, tenant: TenantScope, email: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('sequence_email_unsubscribes')
+    .select('email')
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('email', '=', email.toLowerCase())
+    .executeTakeFirst();
+  return row !== undefined;
+}

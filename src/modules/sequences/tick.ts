@@ -1,0 +1,258 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
+import type { Db, Trx } from '../../platform/db/pool.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { type EmailProvider, EmailRejectedError } from '../../providers/email/index.ts';
+import { createActivity } from '../activities/service.ts';
+import { type ContactRecord, getContact, phoneReach } from '../contacts/service.ts';
+import { type MergeValues, renderMergeFields } from './merge.ts';
+import { emitEnrollmentEvent } from './service.ts';
+import type { SequenceSms } from './sms.ts';
+import {
+  type ClaimedEnrollment,
+  claimDueEnrollments,
+  type EnrollmentRow,
+  insertStepSend,
+  isUnsubscribed,
+  lockClaimedEnrollment,
+  releaseClaim,
+  type Step,
+  stopEnrollments,
+  updateEnrollmentRow,
+} from './store.ts';
+import { type UnsubscribeKeys, unsubscribeToken } from './unsubscribe.ts';
+
+/**
+ * The sequence tick. Each worker claims due enrollments of active sequences with a lease (one committed
+ * statement, `FOR UPDATE SKIP LOCKED`, so workers share the work) and runs each one's current step in its
+ * own transaction, which locks the enrollment, checks it still stands where it was claimed, sends, records
+ * the send under the (enrollment, step) primary key and advances the enrollment. A worker killed mid-step
+ * rolls back; its claims run out after the lease and another worker takes them. The providers are
+ * idempotent by the step's key (`sequence_step:<enrollment>:<step>`): an email sent just before a crash is
+ * recognised when the step runs again and is not sent twice; an SMS is a row of the SMS module written in
+ * the same transaction. A step that cannot be sent pauses its enrollment with the reason.
+ */
+
+export interface TickContext {
+  db: Db;
+  email: EmailProvider;
+  /** Null while no SMS sender is wired: SMS steps then fail and are retried until they pause. */
+  sms: SequenceSms | null;
+  log: Logger;
+  leaseMs: number;
+  minuteMs: number;
+  /** Enrollments one worker claims at a time, and runs this many at once. */
+  batchSize: number;
+  concurrency: number;
+  unsubscribeKeys: UnsubscribeKeys;
+  /** The public link of an unsubscribe token. */
+  unsubscribeUrl: (token: string) => string;
+}
+
+/** A step that failed this many times (deferred email, unexpected error) pauses with `send_failed`. */
+export const MAX_STEP_ATTEMPTS = 5;
+
+/** A step that cannot be sent for a reason a retry would meet again: its enrollment pauses with the reason. */
+export class StepBlocked extends Error {
+  constructor(readonly reason: string) {
+    super(`step blocked: ${reason}`);
+  }
+}
+
+/** One round of the tick; true when a full batch was claimed, so more may be due right away. */
+export async function runDueSteps(context: TickContext): Promise<boolean> {
+  const claimed = await claimDueEnrollments(context.db, context.leaseMs, context.batchSize);
+  let next = 0;
+  const lane = async () => {
+    while (next < claimed.length) await runClaimedStep(context, claimed[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(context.concurrency, claimed.length) }, lane));
+  return claimed.length === context.batchSize;
+}
+
+export async function runClaimedStep(context: TickContext, claimed: ClaimedEnrollment): Promise<void> {
+  try {
+    await inTransaction(context.db, (trx) => runStep(context, trx, claimed));
+  } catch (error) {
+    if (error instanceof StepBlocked) {
+      await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, error.reason));
+      return;
+    }
+    context.log.warn(
+      { err: error, enrollmentId: claimed.id, step: claimed.current_step },
+      'sequence step failed',
+    );
+    // Retried by any worker once the back-off is over; paused once it keeps failing.
+    const attempts = await releaseClaim(context.db, claimed.id, Math.min(context.leaseMs, 30_000));
+    if (attempts >= MAX_STEP_ATTEMPTS)
+      await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, 'send_failed'));
+  }
+}
+
+async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollment): Promise<void> {
+  const row = await lockClaimedEnrollment(trx, claimed.id);
+  if (!row) return;
+  // Run, stopped or advanced by someone else since the claim: nothing to do here.
+  if (row.status !== 'active' || row.current_step !== claimed.current_step) return;
+  if (row.sequence_status !== 'active') {
+    await updateEnrollmentRow(trx, row.id, { claimed_until: null });
+    return;
+  }
+  const steps = row.steps as Step[];
+  if (row.current_step >= steps.length) {
+    await complete(trx, row);
+    return;
+  }
+  const step = steps[row.current_step];
+  const tenant = { orgId: row.org_id, clientId: row.client_id };
+  const contact = await getContact(trx, tenant, row.contact_id);
+  if (contact.archived_at !== null) throw new StepBlocked('contact_archived');
+  const values = mergeValues(contact);
+  const causeKey = `sequence_step:${row.id}:${row.current_step}`;
+  const sent =
+    step.kind === 'email'
+      ? await sendEmailStep(context, trx, tenant, row, step, contact, values, causeKey)
+      : await sendSmsStep(context, trx, tenant, step, contact, values, causeKey);
+  await insertStepSend(trx, {
+    enrollment_id: row.id,
+    step_index: row.current_step,
+    org_id: row.org_id,
+    client_id: row.client_id,
+    kind: step.kind,
+    cause_key: causeKey,
+    message_ref: sent.messageRef,
+    to_address: sent.to,
+  });
+  const nextStep = row.current_step + 1;
+  if (nextStep >= steps.length) {
+    await complete(trx, row, nextStep);
+    return;
+  }
+  const waitMs = steps[nextStep].wait_minutes * context.minuteMs;
+  await updateEnrollmentRow(trx, row.id, {
+    current_step: nextStep,
+    last_step_at: sql<Date>`now()`,
+    next_run_at: sql<Date>`now() + ${waitMs} * interval '1 millisecond'`,
+    claimed_until: null,
+    attempts: 0,
+  });
+}
+
+interface Sent {
+  messageRef: string;
+  to: string;
+}
+
+async function sendEmailStep(
+  context: TickContext,
+  trx: Trx,
+  tenant: TenantScope,
+  row: EnrollmentRow,
+  step: Step,
+  contact: ContactRecord,
+  values: MergeValues,
+  causeKey: string,
+): Promise<Sent> {
+  const to = contact.email;
+  if (!to) throw new StepBlocked('missing_email');
+  if (await isUnsubscribed(trx, tenant, to)) throw new StepBlocked('opted_out');
+  const link = context.unsubscribeUrl(unsubscribeToken(context.unsubscribeKeys, row.id, row.current_step));
+  const subject = renderMergeFields(step.subject ?? '', values);
+  const body = renderMergeFields(step.body, values);
+  try {
+    // Sent while this transaction holds the enrollment: a reply or a pause waits for it, then sees it.
+    const result = await context.email.send({
+      key: causeKey,
+      to,
+      subject,
+      text: `${body}\n\n--\nUnsubscribe: ${link}\n`,
+      headers: {
+        'List-Unsubscribe': `<${link}>`,
+        'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+      },
+    });
+    await createActivity(trx, tenant, {
+      activity_type: 'email',
+      direction: 'outbound',
+      contact_id: contact.id,
+      subject,
+      body,
+    });
+    return { messageRef: result.messageId, to };
+  } catch (error) {
+    if (error instanceof EmailRejectedError) throw new StepBlocked('email_rejected');
+    if (error instanceof TypeError) throw new StepBlocked('invalid_email');
+    throw error;
+  }
+}
+
+async function sendSmsStep(
+  context: TickContext,
+  trx: Trx,
+  tenant: TenantScope,
+  step: Step,
+  contact: ContactRecord,
+  values: MergeValues,
+  causeKey: string,
+): Promise<Sent> {
+  const to = contact.phone;
+  if (!to) throw new StepBlocked('missing_phone');
+  if ((await phoneReach(trx, tenant, to)).blocked) throw new StepBlocked('opted_out');
+  if (!context.sms) throw new Error('no SMS sender is wired into the sequence tick');
+  try {
+    const { messageId } = await context.sms.send(trx, tenant, {
+      to,
+      body: renderMergeFields(step.body, values),
+      contactId: contact.id,
+      causeKey,
+    });
+    return { messageRef: messageId, to };
+  } catch (error) {
+    if (error instanceof ApiError && error.statusCode < 500) throw new StepBlocked(smsBlockReason(error));
+    throw error;
+  }
+}
+
+/** The pause reason of an SMS the SMS module refused. */
+function smsBlockReason(error: ApiError): string {
+  const code: string = error.code;
+  if (code === 'fuel_exhausted' || code === 'insufficient_fuel') return 'fuel_exhausted';
+  if (code === 'contact_opted_out' || code === 'opted_out' || code === 'do_not_contact') return 'opted_out';
+  if (code === 'no_sender_number' || code === 'number_not_found') return 'no_sender_number';
+  return 'sms_rejected';
+}
+
+function mergeValues(contact: ContactRecord): MergeValues {
+  return {
+    first_name: contact.first_name,
+    last_name: contact.last_name,
+    full_name: contact.full_name,
+    title: contact.title,
+    company_name: contact.company?.name ?? null,
+    email: contact.email,
+  };
+}
+
+/** The final step fired (or the steps end before the current one): completed, with both events. */
+async function complete(trx: Trx, row: EnrollmentRow, currentStep = row.current_step): Promise<void> {
+  const done = await updateEnrollmentRow(trx, row.id, {
+    status: 'completed',
+    current_step: currentStep,
+    completed_at: sql<Date>`now()`,
+    ...(currentStep !== row.current_step ? { last_step_at: sql<Date>`now()` } : {}),
+    claimed_until: null,
+    attempts: 0,
+  });
+  await emitEnrollmentEvent(trx, 'sequence.enrollment.completed', done);
+  await emitEnrollmentEvent(trx, 'sequence.completed', done);
+}
+
+/** Pauses an enrollment whose claimed step cannot be sent, unless it moved on meanwhile. */
+async function pauseBlocked(trx: Trx, claimed: ClaimedEnrollment, reason: string): Promise<void> {
+  const row = await lockClaimedEnrollment(trx, claimed.id);
+  if (row?.status !== 'active' || row.current_step !== claimed.current_step) return;
+  const [paused] = await stopEnrollments(trx, [row.id], 'paused', reason);
+  await emitEnrollmentEvent(trx, 'sequence.enrollment.paused', paused);
+}
