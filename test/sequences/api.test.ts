@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
-import { enroll, newContact, newSequence } from './support.ts';
+import { enroll, newContact, newSequence, type StepInput } from './support.ts';
 
 const email = {
   kind: 'email',
@@ -10,7 +10,7 @@ const email = {
   subject: 'Hi {{first_name|there}}',
   body: 'Hello {{full_name}}',
 };
-const sms = { kind: 'sms', wait_minutes: 5, body: 'Hi {{first_name}} from {{company_name|us}}' };
+const sms: StepInput = { kind: 'sms', wait_minutes: 5, body: 'Hi {{first_name}} from {{company_name|us}}' };
 
 describe('sequences and enrollments through the API', () => {
   let t: TestApp;
