@@ -306,13 +306,13 @@ export function lockClaimedEnrollment(trx: Trx, id: string) {
     .executeTakeFirst();
 }
 
-/** Lets another worker take the enrollment again right away (or after `delayMs`), counting a failed attempt. */
-export async function releaseClaim(db: Executor, id: string, delayMs: number): Promise<number> {
+/** Counts a failed attempt at the current step; any worker may take it again after `backoffMs` × attempts. */
+export async function releaseClaim(db: Executor, id: string, backoffMs: number): Promise<number> {
   const row = await db
     .updateTable('sequence_enrollments')
     .set({
-      claimed_until: sql<Date>`now() + ${delayMs} * interval '1 millisecond'`,
       attempts: sql<number>`attempts + 1`,
+      claimed_until: sql<Date>`now() + ${backoffMs} * (attempts + 1) * interval '1 millisecond'`,
     })
     .where('id', '=', id)
     .returning('attempts')

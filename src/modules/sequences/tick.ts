@@ -51,8 +51,13 @@ export interface TickContext {
   unsubscribeUrl: (token: string) => string;
 }
 
-/** A step that failed this many times (deferred email, unexpected error) pauses with `send_failed`. */
-export const MAX_STEP_ATTEMPTS = 5;
+/**
+ * A step that failed this many times (deferred email, unexpected error) pauses with `send_failed`. The
+ * back-off grows by `RETRY_STEP_MS` per attempt (capped by the lease), so ten attempts span about 20 minutes:
+ * longer than an SMTP send claim of a crashed process stays fresh.
+ */
+export const MAX_STEP_ATTEMPTS = 10;
+const RETRY_STEP_MS = 30_000;
 
 /** A step that cannot be sent for a reason a retry would meet again: its enrollment pauses with the reason. */
 export class StepBlocked extends Error {
@@ -85,7 +90,7 @@ export async function runClaimedStep(context: TickContext, claimed: ClaimedEnrol
       'sequence step failed',
     );
     // Retried by any worker once the back-off is over; paused once it keeps failing.
-    const attempts = await releaseClaim(context.db, claimed.id, Math.min(context.leaseMs, 30_000));
+    const attempts = await releaseClaim(context.db, claimed.id, Math.min(context.leaseMs, RETRY_STEP_MS));
     if (attempts >= MAX_STEP_ATTEMPTS)
       await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, 'send_failed'));
   }
