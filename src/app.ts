@@ -31,6 +31,9 @@ import { fuelRoutes } from './modules/fuel/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+// messaging (SMS)
+import { smsHookRoutes, smsSimulatorRoutes } from './modules/messaging/hook-routes.ts';
+import { messagingRoutes } from './modules/messaging/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
@@ -66,6 +69,8 @@ const tenantModules = [
   numberRoutes,
   agentRoutes,
   callRoutes,
+  // messaging (SMS)
+  messagingRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -169,6 +174,9 @@ export async function buildApp(
   // Provider callbacks: outside /v1, no API key, signature-verified.
   await app.register(voiceHookRoutes, { voice });
   await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
+  // messaging (SMS)
+  await app.register(smsSimulatorRoutes, { prefix: '/admin/v1' });
+  await app.register(smsHookRoutes);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

@@ -1,5 +1,7 @@
 import { agentJobs } from './modules/agents/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+// messaging (SMS)
+import { messagingJobs } from './modules/messaging/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -19,6 +21,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
+  // messaging (SMS)
+  const messaging = messagingJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -47,6 +51,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
+      // messaging (SMS)
+      ...messaging.loops,
     ],
     startup: [...walletIndex.startup],
   };
