@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sendMessage } from '../../src/modules/messaging/service.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
-import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
+import { type Call, eventsOf } from '../crm/crm-client.ts';
 import {
   adminCall,
   buildTestApp,
