@@ -31,6 +31,9 @@ import { fuelRoutes } from './modules/fuel/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
+// messaging (SMS)
+import { smsHookRoutes, smsSimulatorRoutes } from './modules/messaging/hook-routes.ts';
+import { messagingRoutes } from './modules/messaging/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
@@ -69,6 +72,8 @@ const tenantModules = [
   numberRoutes,
   agentRoutes,
   callRoutes,
+  // messaging (SMS)
+  messagingRoutes,
   // sequences
   sequenceRoutes,
 ];
@@ -174,6 +179,9 @@ export async function buildApp(
   // Provider callbacks: outside /v1, no API key, signature-verified.
   await app.register(voiceHookRoutes, { voice });
   await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
+  // messaging (SMS)
+  await app.register(smsSimulatorRoutes, { prefix: '/admin/v1' });
+  await app.register(smsHookRoutes);
   // sequences: the one-click unsubscribe link of sequence emails (token-authenticated, outside /v1)
   await app.register(unsubscribeRoutes);
 

@@ -104,6 +104,13 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // messaging (SMS)
+  /** How long a worker holds an SMS it is sending before another worker may take it over. */
+  smsSendLeaseMs: number;
+  /** How many SMS one round of a worker's send loop claims. */
+  smsSendBatch: number;
+  /** How often an idle worker looks for SMS to send and delivery reports to apply. */
+  smsSendPollMs: number;
   // sequences
   /** How often each worker runs the sequence tick (SPEC: every minute). */
   sequenceTickMs: number;
@@ -263,6 +270,10 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // messaging (SMS)
+    smsSendLeaseMs: int(env, 'SMS_SEND_LEASE_MS', 60_000, { min: 100, max: DAY_MS }),
+    smsSendBatch: int(env, 'SMS_SEND_BATCH', 50, { min: 1, max: 1000 }),
+    smsSendPollMs: int(env, 'SMS_SEND_POLL_MS', 200, { min: 10, max: MINUTE_MS }),
     // sequences
     sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
     sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),

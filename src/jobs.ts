@@ -1,5 +1,7 @@
 import { agentJobs } from './modules/agents/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+// messaging (SMS)
+import { messagingJobs } from './modules/messaging/jobs.ts';
 // sequences
 import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
@@ -21,6 +23,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
+  // messaging (SMS)
+  const messaging = messagingJobs(platform);
   // sequences
   const sequences = sequenceJobs(platform, null);
   return {
@@ -51,6 +55,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
+      // messaging (SMS)
+      ...messaging.loops,
       // sequences
       ...sequences.loops,
     ],

@@ -15,6 +15,7 @@ import {
   findChannelByValue,
   insertChannel,
   listChannels,
+  PHONE,
   phoneStanding,
   promoteOldest,
   updateChannel,
@@ -235,4 +236,28 @@ export async function phoneReach(db: Executor, tenant: TenantScope, phone: strin
     contact: own && { id: own.contact_id, full_name: own.full_name, archived: own.archived_at !== null },
     blocked,
   };
+}
+
+/**
+ * A carrier consent keyword from `phone` (an inbound `STOP` or `START`): the tenant's contact phone
+ * with that number gets `consent_status` `opt_out` or `opt_in` (`consent_source` `sms_keyword`,
+ * `consented_at` now), a `contact.updated` like any change of it. Returns the contact's id, or null
+ * when no contact of the tenant has the number. A phone already in that state changes nothing.
+ */
+export async function applyPhoneConsentKeyword(
+  trx: Trx,
+  tenant: TenantScope,
+  phone: string,
+  consent: 'opt_in' | 'opt_out',
+): Promise<string | null> {
+  const record = await findChannelByValue(trx, PHONE, tenant, phone);
+  if (!record) return null;
+  if (record.consent_status !== consent) {
+    await patchContactChannel(trx, PHONE, tenant, record.contact_id as string, record.id as string, {
+      consent_status: consent,
+      consent_source: 'sms_keyword',
+      consented_at: new Date().toISOString(),
+    });
+  }
+  return record.contact_id as string;
 }

@@ -416,4 +416,9 @@ export function contactsMatching(
   );
 }
 
-export { type ContactBlock, type PhoneReach, phoneReach } from './channel-service.ts';
+export {
+  applyPhoneConsentKeyword,
+  type ContactBlock,
+  type PhoneReach,
+  phoneReach,
+} from './channel-service.ts';

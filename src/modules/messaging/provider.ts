@@ -1,0 +1,37 @@
+import { publicUrl } from '../../config.ts';
+import type { Platform } from '../../platform/context.ts';
+import type { Db } from '../../platform/db/pool.ts';
+import { createSmsProvider, type SmsProvider, type SmsStatusSink } from '../../providers/sms/index.ts';
+import { useProviderName } from './service.ts';
+import { holdReport } from './store.ts';
+
+/**
+ * Where the provider reports later (the simulator's delivery reports): the report is held on its
+ * message row with the time it is due, and the reports loop (sender.ts) applies it then. Durable
+ * across restarts, one row per message, no job per message.
+ */
+export function heldReportSink(db: Db): SmsStatusSink {
+  return {
+    reportLater: async (update, afterMs) => {
+      if (update.messageId) await holdReport(db, update.messageId, update, afterMs);
+    },
+  };
+}
+
+const providers = new WeakMap<Platform, SmsProvider>();
+
+/** The SMS provider `SMS_PROVIDER` names, one per platform (the API and the worker share it in one process). */
+export function messagingProvider(platform: Platform): SmsProvider {
+  let provider = providers.get(platform);
+  if (!provider) {
+    provider = createSmsProvider(platform.config, heldReportSink(platform.db));
+    providers.set(platform, provider);
+  }
+  useProviderName(provider.name);
+  return provider;
+}
+
+/** Where Twilio posts status callbacks; none for the simulator, which reports through the sink. */
+export function statusCallbackUrl(platform: Platform, provider: SmsProvider): string | null {
+  return provider.name === 'twilio' ? publicUrl(platform.config, '/hooks/twilio/status') : null;
+}
