@@ -39,6 +39,7 @@ import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 // sequences
 import { sequenceRoutes } from './modules/sequences/routes.ts';
+import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
@@ -182,8 +183,10 @@ export async function buildApp(
   // messaging (SMS)
   await app.register(smsSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(smsHookRoutes);
-  // sequences: the one-click unsubscribe link of sequence emails (token-authenticated, outside /v1)
+  // sequences: the one-click unsubscribe link of sequence emails (token-authenticated, outside /v1), and a
+  // reply to a sequence SMS pauses the contact's enrollments
   await app.register(unsubscribeRoutes);
+  registerSequenceReplyHook();
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

@@ -26,7 +26,7 @@ export function jobRegistry(platform: Platform): JobRegistry {
   // messaging (SMS)
   const messaging = messagingJobs(platform);
   // sequences
-  const sequences = sequenceJobs(platform, null);
+  const sequences = sequenceJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {

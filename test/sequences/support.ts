@@ -9,14 +9,17 @@ export interface StepInput {
   subject?: string;
 }
 
+/** Phones of test contacts never repeat within a test file (an upsert would merge them). */
+let nextPhone = randomBytes(3).readUIntBE(0, 3) % 4_000_000;
+
 /** A contact of the caller's client with a unique email and phone; `fields` add names, title, company. */
 export async function newContact(
   call: Call,
   fields: Record<string, unknown> = {},
 ): Promise<{ id: string; email: string; phone: string }> {
-  const suffix = randomBytes(3).readUIntBE(0, 3) % 10_000;
+  const n = nextPhone++;
   const email = `lead-${randomBytes(4).toString('hex')}@example.test`;
-  const phone = `+1415556${String(suffix).padStart(4, '0')}`;
+  const phone = `+1415${200 + (Math.floor(n / 10_000) % 800)}${String(n % 10_000).padStart(4, '0')}`;
   const { status, body } = await call('POST', '/crm/contacts', { email, phone, ...fields });
   if (status !== 201) throw new Error(`contact: ${status} ${JSON.stringify(body)}`);
   return { id: body.contact.id, email, phone };

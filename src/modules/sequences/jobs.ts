@@ -2,7 +2,7 @@ import { publicUrl } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
-import type { SequenceSms } from './sms.ts';
+import { messagingSms, type SequenceSms } from './sms.ts';
 import { runDueSteps, type TickContext } from './tick.ts';
 import { unsubscribeKeys } from './unsubscribe-routes.ts';
 
@@ -28,7 +28,7 @@ export async function closeSequenceEmail(platform: Platform): Promise<void> {
   providers.delete(platform);
 }
 
-export function sequenceTickContext(platform: Platform, sms: SequenceSms | null): TickContext {
+export function sequenceTickContext(platform: Platform, sms: SequenceSms = messagingSms): TickContext {
   const { config, db, log } = platform;
   return {
     db,
@@ -45,8 +45,8 @@ export function sequenceTickContext(platform: Platform, sms: SequenceSms | null)
 }
 
 /** The sequence tick: every `SEQUENCE_TICK_MS`, each worker runs the due steps (all of them, batch by batch). */
-export function sequenceJobs(platform: Platform, sms: SequenceSms | null): { loops: Loop[] } {
-  const context = sequenceTickContext(platform, sms);
+export function sequenceJobs(platform: Platform): { loops: Loop[] } {
+  const context = sequenceTickContext(platform);
   return {
     loops: [
       { name: 'sequence_tick', intervalMs: platform.config.sequenceTickMs, run: () => runDueSteps(context) },

@@ -1,9 +1,12 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Trx } from '../../platform/db/pool.ts';
+import { onInboundMessage, sendMessage } from '../messaging/service.ts';
+import { pauseOnReply } from './service.ts';
 
 /**
- * What the tick needs of the SMS module: `sendMessage` of `src/modules/messaging/service.ts` (consent,
- * FUEL, the sender number, the message row in `trx`; the carrier send after commit, once per cause key).
+ * Sequences and the SMS module. An SMS step is `sendMessage` (FUEL, the sender number and the message row
+ * in the step's transaction; the carrier send after commit, once per cause key), and a reply pauses the
+ * contact's enrollments through `onInboundMessage`, in the transaction that stores the reply.
  */
 export interface SequenceSms {
   send(
@@ -11,4 +14,22 @@ export interface SequenceSms {
     tenant: TenantScope,
     sms: { to: string; body: string; contactId: string; causeKey: string },
   ): Promise<{ messageId: string }>;
+}
+
+export const messagingSms: SequenceSms = {
+  async send(trx, tenant, sms) {
+    const { message } = await sendMessage(trx, tenant, sms);
+    return { messageId: message.id };
+  },
+};
+
+let replyHookRegistered = false;
+
+/** Registers the reply hook once per process (the app of every API process calls it). */
+export function registerSequenceReplyHook(): void {
+  if (replyHookRegistered) return;
+  replyHookRegistered = true;
+  onInboundMessage(async (trx, message) => {
+    await pauseOnReply(trx, message);
+  });
 }

@@ -38,8 +38,7 @@ import { type UnsubscribeKeys, unsubscribeToken } from './unsubscribe.ts';
 export interface TickContext {
   db: Db;
   email: EmailProvider;
-  /** Null while no SMS sender is wired: SMS steps then fail and are retried until they pause. */
-  sms: SequenceSms | null;
+  sms: SequenceSms;
   log: Logger;
   leaseMs: number;
   minuteMs: number;
@@ -205,7 +204,6 @@ async function sendSmsStep(
   const to = contact.phone;
   if (!to) throw new StepBlocked('missing_phone');
   if ((await phoneReach(trx, tenant, to)).blocked) throw new StepBlocked('opted_out');
-  if (!context.sms) throw new Error('no SMS sender is wired into the sequence tick');
   try {
     const { messageId } = await context.sms.send(trx, tenant, {
       to,
