@@ -1,11 +1,38 @@
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { createNumber } from '../numbers/service.ts';
+// sequences
+import { createSequence } from '../sequences/service.ts';
 import * as admin from './service.ts';
 
 /** 555-0100 to 0199 are reserved for fiction: no demo message can reach a real phone. */
 const DEMO_HOUSE_NUMBER = '+12025550100';
 const DEMO_CLIENT_NUMBER = '+12025550101';
+
+// sequences
+const DEMO_SEQUENCE = {
+  name: 'Demo welcome ladder',
+  description: 'A text now, an email a day later, a last text two days after that.',
+  status: 'active' as const,
+  steps: [
+    {
+      kind: 'sms' as const,
+      wait_minutes: 0,
+      body: 'Hi {{first_name|there}}, thanks for reaching out to Demo Client!',
+    },
+    {
+      kind: 'email' as const,
+      wait_minutes: 1440,
+      subject: 'Welcome, {{first_name|friend}}',
+      body: 'Hello {{full_name|there}},\n\nHere is what we can do for {{company_name|you}}.',
+    },
+    {
+      kind: 'sms' as const,
+      wait_minutes: 2880,
+      body: 'Any questions, {{first_name|there}}? Just reply here.',
+    },
+  ],
+};
 
 export interface DemoCredentials {
   orgId: string;
@@ -39,6 +66,8 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
       { number: DEMO_CLIENT_NUMBER, client_id: client.id, label: 'Demo client number' },
       'US',
     );
+    // sequences: a demo ladder for the demo client (active; it sends only to contacts enrolled in it)
+    await createSequence(trx, { orgId: org.id, clientId: client.id }, DEMO_SEQUENCE);
     return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
   });
 }
