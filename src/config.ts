@@ -273,7 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     // messaging (SMS)
     smsSendLeaseMs: int(env, 'SMS_SEND_LEASE_MS', 60_000, { min: 100, max: DAY_MS }),
     smsSendBatch: int(env, 'SMS_SEND_BATCH', 50, { min: 1, max: 1000 }),
-    smsSendPollMs: int(env, 'SMS_SEND_POLL_MS', 200, { min: 10, max: MINUTE_MS }),
+    smsSendPollMs: int(env, 'SMS_SEND_POLL_MS', 100, { min: 10, max: MINUTE_MS }),
     // sequences
     sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
     sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),

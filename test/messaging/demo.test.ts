@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { seedDemo } from '../../src/modules/admin/seed.ts';
 import { caller } from '../crm/crm-client.ts';
-import { buildTestApp, type TestApp } from '../helpers.ts';
+import { adminCall, buildTestApp, type TestApp } from '../helpers.ts';
 
 describe('the demo seed', () => {
   let t: TestApp;
@@ -24,5 +24,18 @@ describe('the demo seed', () => {
     assert.equal(fromHouse.body.message.from, '+12025550100');
     const conversations = (await client('GET', '/sms/conversations')).body.data;
     assert.equal(conversations.length, 1);
+  });
+
+  test('a legacy SMS key sends and reads under /v1/sms and nothing else', async () => {
+    const [org] = await t.platform.db.selectFrom('orgs').select('id').execute();
+    const minted = await adminCall(t.app, 'POST', `/orgs/${org.id}/keys`, {
+      name: 'legacy',
+      kind: 'legacy_sms',
+    });
+    const legacy = caller(t, { authorization: `Bearer ${minted.key}` });
+    const sent = await legacy('POST', '/sms/messages', { to: '+12025550125', body: 'Legacy hello' });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    assert.equal((await legacy('GET', '/sms/conversations')).status, 200);
+    assert.equal((await legacy('GET', '/crm/contacts')).status, 403);
   });
 });

@@ -57,6 +57,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox = async (app) => {
             dealId: body.deal_id,
             mediaUrls: body.media_urls,
             causeKey: `api:${newId()}`,
+            freshCause: true,
           },
           config.phoneDefaultCountry,
         );

@@ -167,6 +167,8 @@ export interface SendInput extends OutboundSms {
   companyId?: string | null;
   dealId?: string | null;
   mediaUrls?: string[];
+  /** The cause was made up for this request (`api:<new id>`): no earlier message can have it. */
+  freshCause?: boolean;
 }
 
 export async function acceptMessage(
@@ -175,8 +177,10 @@ export async function acceptMessage(
   input: SendInput,
   defaultCountry = DEFAULT_COUNTRY,
 ): Promise<{ message: Message; created: boolean }> {
-  const earlier = await findMessageByCause(trx, tenant, input.causeKey);
-  if (earlier) return { message: toMessage(earlier), created: false };
+  if (!input.freshCause) {
+    const earlier = await findMessageByCause(trx, tenant, input.causeKey);
+    if (earlier) return { message: toMessage(earlier), created: false };
+  }
   if (input.body.length < 1 || input.body.length > MAX_BODY)
     throw errors.invalidField('body', `must be 1 to ${MAX_BODY} characters`);
   const to = normalizePhone(input.to, defaultCountry, 'to');
