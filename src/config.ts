@@ -104,6 +104,15 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // ai-kb: gists and knowledge-base ingestion
+  /** FUEL one generated gist costs (a cache hit costs nothing). */
+  gistFuelCost: number;
+  /** How long a worker holds a document it ingests before another worker may take it over. */
+  kbIngestLeaseMs: number;
+  /** Delays before the retries of an ingestion that failed for a passing reason; its length is the retry count. */
+  kbIngestRetrySchedule: number[];
+  /** How often an idle worker looks for documents to ingest. */
+  kbIngestPollMs: number;
 }
 
 export interface RetellConfig {
@@ -256,6 +265,11 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // ai-kb: gists and knowledge-base ingestion
+    gistFuelCost: int(env, 'GIST_FUEL_COST', 1, { min: 1, max: 1000 }),
+    kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),
+    kbIngestRetrySchedule: durations(env, 'KB_INGEST_RETRY_SCHEDULE', '30s,5m,30m', { min: 0, max: DAY_MS }),
+    kbIngestPollMs: int(env, 'KB_INGEST_POLL_MS', 500, { min: 10, max: MINUTE_MS }),
   };
 }
 

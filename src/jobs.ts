@@ -1,5 +1,8 @@
 import { agentJobs } from './modules/agents/jobs.ts';
+// ai-kb
+import { gistJobs } from './modules/ai/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+import { knowledgeJobs } from './modules/knowledge/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -19,6 +22,9 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
+  // ai-kb
+  const gists = gistJobs(platform);
+  const knowledge = knowledgeJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -31,12 +37,18 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.tasks,
       ...agents.tasks,
       ...calls.tasks,
+      // ai-kb
+      ...gists.tasks,
+      ...knowledge.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
       `* * * * * ${TASK_REMINDERS_TASK}`,
       ...webhooks.crontab,
       ...agents.crontab,
+      // ai-kb
+      ...gists.crontab,
+      ...knowledge.crontab,
     ],
     loops: [
       {
@@ -47,6 +59,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
+      // ai-kb
+      ...knowledge.loops,
     ],
     startup: [...walletIndex.startup],
   };

@@ -40,6 +40,12 @@ export interface TaskFilter {
   status?: TaskStatus;
   assignee_user_id?: string;
   due_before?: string;
+  /** Tasks about this record (a gist's source). */
+  contact_id?: string;
+  company_id?: string;
+  deal_id?: string;
+  /** Only open and in-progress tasks. */
+  open?: boolean;
 }
 
 function tasksOf(db: Executor, tenant: TenantScope) {
@@ -98,6 +104,10 @@ export function listTasks(db: Executor, tenant: TenantScope, filter: TaskFilter,
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.assignee_user_id) query = query.where('assignee_user_id', '=', filter.assignee_user_id);
   if (filter.due_before) query = query.where('due_at', '<', new Date(filter.due_before));
+  if (filter.contact_id) query = query.where('contact_id', '=', filter.contact_id);
+  if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
+  if (filter.deal_id) query = query.where('deal_id', '=', filter.deal_id);
+  if (filter.open) query = query.where('status', 'in', ['open', 'in_progress']);
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }

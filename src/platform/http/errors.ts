@@ -38,7 +38,9 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'service_unavailable'
-  | 'internal_error';
+  | 'internal_error'
+  // ai-kb: the LLM behind gists failed or timed out
+  | 'ai_unavailable';
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -156,6 +158,9 @@ export const errors = {
     new ApiError(503, 'service_unavailable', message, undefined, {
       'retry-after': String(retryAfterSeconds),
     }),
+  // ai-kb: gists
+  aiUnavailable: (message: string) =>
+    new ApiError(502, 'ai_unavailable', `The gist could not be written: ${message} No FUEL was spent.`),
 };
 
 /** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */
