@@ -58,7 +58,7 @@ export async function ingestDueDocuments(context: IngestContext): Promise<boolea
   return documents.length === BATCH;
 }
 
-async function ingestDocument(context: IngestContext, document: DocumentRow): Promise<void> {
+export async function ingestDocument(context: IngestContext, document: DocumentRow): Promise<void> {
   const { db, log } = context;
   const maxAttempts = context.retrySchedule.length + 1;
   if (document.attempts > maxAttempts) {
