@@ -306,3 +306,25 @@ export async function searchKnowledgeBase(
   await getKnowledgeBase(db, tenant, kbId);
   return store.searchChunks(db, tenant, kbId, q, limit);
 }
+
+/** A base with typed-in documents, queued for ingestion (the demo agency's). */
+export async function createKnowledgeBaseWithText(
+  trx: Trx,
+  tenant: TenantScope,
+  input: KnowledgeBaseInput & { documents: { title: string; content: string }[] },
+): Promise<KnowledgeBase> {
+  const kb = await createKnowledgeBase(trx, tenant, input);
+  for (const document of input.documents)
+    await store.insertDocument(trx, tenant, {
+      id: newId(),
+      kb_id: kb.id,
+      title: document.title,
+      source_type: 'manual',
+      content: document.content,
+      source_url: null,
+      storage_path: null,
+      mime_type: null,
+      byte_size: null,
+    });
+  return { ...kb, document_count: input.documents.length };
+}
