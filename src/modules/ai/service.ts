@@ -8,7 +8,6 @@ import { errors } from '../../platform/http/errors.ts';
 import { BUILTIN_MODEL } from '../../providers/llm/builtin.ts';
 import { type GistSource, type LlmProvider, LlmUnavailableError } from '../../providers/llm/index.ts';
 import { debitFuel, refundFuel } from '../fuel/service.ts';
-import { gistSource, sourceHash } from './source.ts';
 import {
   completeClaim,
   deleteClaim,
@@ -18,6 +17,7 @@ import {
   findReadyGist,
   type GistRow,
   insertClaim,
+  readSource,
   type Subject,
 } from './store.ts';
 
@@ -48,6 +48,7 @@ export interface GistContext {
 
 /** Beyond the model's time-out, how long a claim stays before waiting requests may give it up. */
 const LEASE_MARGIN_MS = 15_000;
+const NOUNS = { contact: 'Contact', company: 'Company', deal: 'Deal' } as const;
 const WAIT_STEP_MS = 25;
 const MAX_WAIT_STEP_MS = 250;
 
@@ -91,15 +92,21 @@ export async function gistOf(
   force: boolean,
 ): Promise<Gist> {
   const { db } = context;
-  const source = await gistSource(db, tenant, subject.type, subject.id);
-  const hash = sourceHash(source);
+  const read = await readSource(db, tenant, subject, context.generator);
+  if (!read) throw errors.notFound(NOUNS[subject.type], subject.id);
+  if (read.hit && !force) return toGist(read.hit, true, 0);
+  const source = read.source as GistSource;
+  const { hash } = read;
+  let checked = !force;
   const giveUpAt = Date.now() + 2 * context.leaseMs;
   let joined = false;
   for (;;) {
-    if (!force || joined) {
+    // The first round's hit was read with the source; later rounds (after a failed or other generation) look again.
+    if ((!force || joined) && !checked) {
       const hit = await findReadyGist(db, tenant, subject, hash, context.generator);
       if (hit) return toGist(hit, true, 0);
     }
+    checked = false;
     const claim = await claimSubject(context, tenant, subject, hash);
     if (claim) return generate(context, tenant, claim, source);
     // Another request generates this subject: its gist, when done, is this one's answer (if the source matches).

@@ -1,5 +1,6 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
+import { isoText } from '../../platform/db/json-text.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -40,12 +41,6 @@ export interface TaskFilter {
   status?: TaskStatus;
   assignee_user_id?: string;
   due_before?: string;
-  /** Tasks about this record (a gist's source). */
-  contact_id?: string;
-  company_id?: string;
-  deal_id?: string;
-  /** Only open and in-progress tasks. */
-  open?: boolean;
 }
 
 function tasksOf(db: Executor, tenant: TenantScope) {
@@ -104,10 +99,6 @@ export function listTasks(db: Executor, tenant: TenantScope, filter: TaskFilter,
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.assignee_user_id) query = query.where('assignee_user_id', '=', filter.assignee_user_id);
   if (filter.due_before) query = query.where('due_at', '<', new Date(filter.due_before));
-  if (filter.contact_id) query = query.where('contact_id', '=', filter.contact_id);
-  if (filter.company_id) query = query.where('company_id', '=', filter.company_id);
-  if (filter.deal_id) query = query.where('deal_id', '=', filter.deal_id);
-  if (filter.open) query = query.where('status', 'in', ['open', 'in_progress']);
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
@@ -138,4 +129,23 @@ export function claimDueTasks(trx: Trx, window: { from: Date; until: Date }, now
     .where('reminded_at', 'is', null)
     .returningAll()
     .execute();
+}
+
+/**
+ * Up to `limit` open and in-progress tasks about a contact, company or deal, newest first, as an AI
+ * gist reads them, as a jsonb array (see src/modules/ai/store.ts).
+ */
+export function openTasksGistJson(
+  orgId: unknown,
+  clientId: unknown,
+  of: 'contact_id' | 'company_id' | 'deal_id',
+  id: unknown,
+  limit: number,
+) {
+  return sql<unknown>`coalesce((SELECT jsonb_agg(jsonb_build_object('title', t.title, 'task_type', t.task_type,
+      'priority', t.priority, 'status', t.status, 'due_at', ${isoText(sql.ref('t.due_at'))}) ORDER BY t.id DESC)
+    FROM (SELECT * FROM tasks t
+          WHERE t.org_id = ${orgId} AND t.client_id = ${clientId} AND ${sql.ref(`t.${of}`)} = ${id}
+            AND t.status IN ('open', 'in_progress')
+          ORDER BY t.id DESC LIMIT ${sql.lit(limit)}) t), '[]'::jsonb)`;
 }
