@@ -17,6 +17,8 @@ import {
   voiceSimulatorScriptRoutes,
 } from './modules/admin/voice-simulator-routes.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
+// ai-kb: gists, knowledge bases, local upload URLs
+import { aiRoutes } from './modules/ai/routes.ts';
 import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { callIdOfProviderCall } from './modules/calls/service.ts';
@@ -29,6 +31,7 @@ import { emailSimulatorRoutes } from './modules/email/admin-routes.ts';
 import { eventRoutes } from './modules/events/routes.ts';
 import { fuelRoutes } from './modules/fuel/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { knowledgeRoutes } from './modules/knowledge/routes.ts';
 import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
 // messaging (SMS)
@@ -53,6 +56,8 @@ import { installRequestMetrics } from './platform/http/request-metrics.ts';
 import { recordRouteTable } from './platform/http/route-table.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
 import { installValidation } from './platform/http/validation.ts';
+import { LocalStorage } from './providers/storage/local.ts';
+import { localUploadRoutes } from './providers/storage/upload-routes.ts';
 
 export const API_VERSION = '1.0.0';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -77,6 +82,9 @@ const tenantModules = [
   messagingRoutes,
   // sequences
   sequenceRoutes,
+  // ai-kb
+  aiRoutes,
+  knowledgeRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -187,6 +195,9 @@ export async function buildApp(
   // reply to a sequence SMS pauses the contact's enrollments
   await app.register(unsubscribeRoutes);
   registerSequenceReplyHook();
+  // ai-kb: the local storage's signed upload URLs (outside /v1, like presigned S3 URLs)
+  if (platform.storage instanceof LocalStorage)
+    await app.register(localUploadRoutes, { storage: platform.storage });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });

@@ -118,6 +118,15 @@ export interface Config {
   sequenceMinuteMs: number;
   /** How long a worker holds an enrollment whose step it runs before another worker may take it over. */
   sequenceLeaseMs: number;
+  // ai-kb: gists and knowledge-base ingestion
+  /** FUEL one generated gist costs (a cache hit costs nothing). */
+  gistFuelCost: number;
+  /** How long a worker holds a document it ingests before another worker may take it over. */
+  kbIngestLeaseMs: number;
+  /** Delays before the retries of an ingestion that failed for a passing reason; its length is the retry count. */
+  kbIngestRetrySchedule: number[];
+  /** How often an idle worker looks for documents to ingest. */
+  kbIngestPollMs: number;
 }
 
 export interface RetellConfig {
@@ -278,6 +287,11 @@ export function loadConfig(env: Env = process.env): Config {
     sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
     sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),
     sequenceLeaseMs: int(env, 'SEQUENCE_LEASE_MS', 120_000, { min: 100, max: DAY_MS }),
+    // ai-kb: gists and knowledge-base ingestion
+    gistFuelCost: int(env, 'GIST_FUEL_COST', 1, { min: 1, max: 1000 }),
+    kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),
+    kbIngestRetrySchedule: durations(env, 'KB_INGEST_RETRY_SCHEDULE', '30s,5m,30m', { min: 0, max: DAY_MS }),
+    kbIngestPollMs: int(env, 'KB_INGEST_POLL_MS', 500, { min: 10, max: MINUTE_MS }),
   };
 }
 

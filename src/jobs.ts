@@ -1,9 +1,12 @@
 import { agentJobs } from './modules/agents/jobs.ts';
+// ai-kb
+import { gistJobs } from './modules/ai/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
 // messaging (SMS)
 import { messagingJobs } from './modules/messaging/jobs.ts';
 // sequences
 import { sequenceJobs } from './modules/sequences/jobs.ts';
+import { knowledgeJobs } from './modules/knowledge/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -27,6 +30,9 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const messaging = messagingJobs(platform);
   // sequences
   const sequences = sequenceJobs(platform);
+  // ai-kb
+  const gists = gistJobs(platform);
+  const knowledge = knowledgeJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -39,12 +45,18 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.tasks,
       ...agents.tasks,
       ...calls.tasks,
+      // ai-kb
+      ...gists.tasks,
+      ...knowledge.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
       `* * * * * ${TASK_REMINDERS_TASK}`,
       ...webhooks.crontab,
       ...agents.crontab,
+      // ai-kb
+      ...gists.crontab,
+      ...knowledge.crontab,
     ],
     loops: [
       {
@@ -59,6 +71,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...messaging.loops,
       // sequences
       ...sequences.loops,
+      // ai-kb
+      ...knowledge.loops,
     ],
     startup: [...walletIndex.startup],
   };

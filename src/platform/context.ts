@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import { createLlmProvider, type LlmProvider } from '../providers/llm/index.ts';
+import { createStorageProvider, type StorageProvider } from '../providers/storage/index.ts';
 import { ApiKeyStore } from './auth/keys.ts';
 import { ClientDirectory } from './auth/tenant.ts';
 import { NotificationListener } from './db/notify.ts';
@@ -17,6 +19,10 @@ export interface Platform {
   clients: ClientDirectory;
   redis: Redis | null;
   log: Logger;
+  /** Writes AI gists (`LLM_PROVIDER`). */
+  llm: LlmProvider;
+  /** Object storage of knowledge-base uploads (`STORAGE_PROVIDER`). */
+  storage: StorageProvider;
 }
 
 declare module 'fastify' {
@@ -43,6 +49,8 @@ export function createPlatform(
     clients: new ClientDirectory(database.db),
     redis,
     log,
+    llm: createLlmProvider(config),
+    storage: createStorageProvider(config, secrets, config.publicBaseUrl),
   };
 }
 

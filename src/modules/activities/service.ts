@@ -22,6 +22,9 @@ import {
   type Visibility,
 } from './store.ts';
 
+/** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
+export { recentActivitiesGistJson } from './store.ts';
+
 /** An activity as the API returns it: its row without the tenant. */
 export type Activity = Omit<ActivityRow, 'org_id' | 'client_id'>;
 

@@ -1,5 +1,6 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
+import { isoText } from '../../platform/db/json-text.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -115,4 +116,23 @@ export function listTimeline(
     );
   }
   return query.orderBy('performed_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/**
+ * The `limit` newest activities of a contact, company or deal as an AI gist reads them, as a jsonb
+ * array (see src/modules/ai/store.ts).
+ */
+export function recentActivitiesGistJson(
+  orgId: unknown,
+  clientId: unknown,
+  of: 'contact_id' | 'company_id' | 'deal_id',
+  id: unknown,
+  limit: number,
+) {
+  return sql<unknown>`coalesce((SELECT jsonb_agg(jsonb_build_object('activity_type', a.activity_type,
+      'direction', a.direction, 'subject', a.subject, 'body', a.body, 'outcome', a.outcome,
+      'performed_at', ${isoText(sql.ref('a.performed_at'))}) ORDER BY a.performed_at DESC, a.id DESC)
+    FROM (SELECT * FROM activities a
+          WHERE a.org_id = ${orgId} AND a.client_id = ${clientId} AND ${sql.ref(`a.${of}`)} = ${id}
+          ORDER BY a.performed_at DESC, a.id DESC LIMIT ${sql.lit(limit)}) a), '[]'::jsonb)`;
 }

@@ -1,5 +1,7 @@
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
+// ai-kb: the demo client's knowledge base
+import { createKnowledgeBaseWithText } from '../knowledge/service.ts';
 import { createNumber } from '../numbers/service.ts';
 // sequences
 import { createSequence } from '../sequences/service.ts';
@@ -43,7 +45,7 @@ export interface DemoCredentials {
 
 /**
  * On the first start with an empty database: a demo agency with one client, a key of each kind,
- * FUEL, and a phone number for the house client and the demo client.
+ * FUEL, a phone number for the house client and the demo client, and a small knowledge base.
  */
 export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   const any = await db.selectFrom('orgs').select('id').limit(1).executeTakeFirst();
@@ -68,6 +70,29 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
     );
     // sequences: a demo ladder for the demo client (active; it sends only to contacts enrolled in it)
     await createSequence(trx, { orgId: org.id, clientId: client.id }, DEMO_SEQUENCE);
+    // ai-kb: a small knowledge base for the demo client, ingested once a worker runs
+    await createKnowledgeBaseWithText(
+      trx,
+      { orgId: org.id, clientId: client.id },
+      {
+        name: 'Demo help center',
+        description: 'What the demo client’s agents answer from.',
+        documents: [
+          {
+            title: 'Opening hours',
+            content:
+              'The office is open Monday to Friday from 9:00 to 17:00. On public holidays the office is closed.\n\n' +
+              'Urgent requests outside opening hours go to the on-call line, which answers within one hour.',
+          },
+          {
+            title: 'Returns and refunds',
+            content:
+              'Products can be returned within 30 days of delivery in their original packaging.\n\n' +
+              'Refunds are paid to the original payment method within five business days of the return arriving.',
+          },
+        ],
+      },
+    );
     return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
   });
 }

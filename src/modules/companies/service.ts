@@ -24,8 +24,9 @@ import {
 } from './store.ts';
 
 export type { CompanyRecord } from './store.ts';
+/** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
 /** SQL pieces for other modules' statements over contacts and list members (see docs/architecture.md). */
-export { companyArchived, companyCard, companyOfContact } from './store.ts';
+export { companyArchived, companyCard, companyGistJson, companyOfContact } from './store.ts';
 
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 

@@ -186,3 +186,10 @@ export const companyOfContact = {
 export function companyArchived(companyId: unknown) {
   return sql<boolean>`EXISTS (SELECT 1 FROM companies co WHERE co.id = ${companyId} AND co.archived_at IS NOT NULL)`;
 }
+
+/** A company as an AI gist reads it, as jsonb; null when absent (see src/modules/ai/store.ts). */
+export function companyGistJson(orgId: unknown, clientId: unknown, companyId: unknown) {
+  return sql<unknown>`(SELECT jsonb_build_object('id', co.id, 'name', co.name, 'domain', co.domain,
+      'website', co.website, 'industry', co.industry, 'business_description', co.business_description)
+    FROM companies co WHERE co.org_id = ${orgId} AND co.client_id = ${clientId} AND co.id = ${companyId})`;
+}

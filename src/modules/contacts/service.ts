@@ -34,8 +34,9 @@ import {
 } from './store.ts';
 
 export type { ContactExclusions, ContactRecord } from './store.ts';
+/** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
 /** A SQL piece for a list's members (see docs/architecture.md): true when the contact is left out. */
-export { contactExcluded } from './store.ts';
+export { companyContactsGistJson, contactCompanyId, contactExcluded, contactGistJson } from './store.ts';
 
 /** A contact filter: a tree of and/or groups of conditions on a contact's fields. */
 export type ContactFilter = FilterNode;

@@ -391,3 +391,44 @@ export function contactExcluded(exclusions: ContactExclusions, contactId: unknow
   }
   return sql<boolean>`(${sql.join(conditions, sql` OR `)})`;
 }
+
+// What AI gists read of contacts, as SQL pieces the gist statement embeds (see src/modules/ai/store.ts).
+
+/** A contact as a gist reads it (its fields, up to 10 phones with consent and 10 emails), as jsonb; null when absent. */
+export function contactGistJson(orgId: unknown, clientId: unknown, contactId: unknown) {
+  return sql<unknown>`(SELECT jsonb_build_object(
+      'id', c.id, 'full_name', c.full_name, 'first_name', c.first_name, 'last_name', c.last_name,
+      'title', c.title, 'lifecycle_stage', c.lifecycle_stage, 'tags', to_jsonb(c.tags),
+      'phones', coalesce((SELECT jsonb_agg(jsonb_build_object('phone', p.phone_e164, 'phone_type', p.phone_type,
+          'is_primary', p.is_primary, 'status', p.status, 'consent_status', p.consent_status, 'dnc_scope', p.dnc_scope)
+          ORDER BY NOT p.is_primary, p.id)
+        FROM (SELECT * FROM contact_phones p
+              WHERE p.org_id = c.org_id AND p.client_id = c.client_id AND p.contact_id = c.id
+              ORDER BY NOT p.is_primary, p.id LIMIT 10) p), '[]'::jsonb),
+      'emails', coalesce((SELECT jsonb_agg(jsonb_build_object('email', e.email, 'is_primary', e.is_primary,
+          'status', e.status) ORDER BY NOT e.is_primary, e.id)
+        FROM (SELECT * FROM contact_emails e
+              WHERE e.org_id = c.org_id AND e.client_id = c.client_id AND e.contact_id = c.id
+              ORDER BY NOT e.is_primary, e.id LIMIT 10) e), '[]'::jsonb))
+    FROM contacts c WHERE c.org_id = ${orgId} AND c.client_id = ${clientId} AND c.id = ${contactId})`;
+}
+
+/** The company id of a contact (null when it has none or is absent). */
+export function contactCompanyId(orgId: unknown, clientId: unknown, contactId: unknown) {
+  return sql<string | null>`(SELECT c.company_id FROM contacts c
+    WHERE c.org_id = ${orgId} AND c.client_id = ${clientId} AND c.id = ${contactId})`;
+}
+
+/** Up to `limit` unarchived contacts of a company, newest first, each as `contactGistJson`, as a jsonb array. */
+export function companyContactsGistJson(
+  orgId: unknown,
+  clientId: unknown,
+  companyId: unknown,
+  limit: number,
+) {
+  return sql<unknown>`coalesce((SELECT jsonb_agg(${contactGistJson(sql.ref('cc.org_id'), sql.ref('cc.client_id'), sql.ref('cc.id'))} ORDER BY cc.id DESC)
+    FROM (SELECT c.org_id, c.client_id, c.id FROM contacts c
+          WHERE c.org_id = ${orgId} AND c.client_id = ${clientId} AND c.company_id = ${companyId}
+            AND c.archived_at IS NULL
+          ORDER BY c.id DESC LIMIT ${sql.lit(limit)}) cc), '[]'::jsonb)`;
+}

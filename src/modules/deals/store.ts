@@ -11,6 +11,7 @@ import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
 import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
+import { pipelineName, stageName } from '../pipelines/service.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -146,4 +147,45 @@ export function archiveDeal(trx: Trx, tenant: TenantScope, id: string, now: Date
 /** For a list's members: true when `dealId` (a column reference) names an archived deal. */
 export function dealArchived(dealId: unknown) {
   return sql<boolean>`EXISTS (SELECT 1 FROM deals d WHERE d.id = ${dealId} AND d.archived_at IS NOT NULL)`;
+}
+
+// What AI gists read of deals, as SQL pieces the gist statement embeds (see src/modules/ai/store.ts).
+
+/** `d` (a deals row alias) as a gist reads it, with its stage's and pipeline's names. */
+function dealGistObject() {
+  return sql<unknown>`jsonb_build_object('id', d.id, 'name', d.name, 'amount', d.amount, 'currency', d.currency,
+    'status', d.status, 'stage', ${stageName(sql.ref('d.stage_id'))}, 'pipeline', ${pipelineName(sql.ref('d.pipeline_id'))},
+    'expected_close_date', to_char(d.expected_close_date, 'YYYY-MM-DD'))`;
+}
+
+/** One deal as a gist reads it, as jsonb; null when absent. */
+export function dealGistJson(orgId: unknown, clientId: unknown, dealId: unknown) {
+  return sql<unknown>`(SELECT ${dealGistObject()} FROM deals d
+    WHERE d.org_id = ${orgId} AND d.client_id = ${clientId} AND d.id = ${dealId})`;
+}
+
+/** The deal's company or primary contact id. */
+export function dealLink(
+  orgId: unknown,
+  clientId: unknown,
+  dealId: unknown,
+  link: 'company_id' | 'primary_contact_id',
+) {
+  return sql<string | null>`(SELECT ${sql.ref(`d.${link}`)} FROM deals d
+    WHERE d.org_id = ${orgId} AND d.client_id = ${clientId} AND d.id = ${dealId})`;
+}
+
+/** Up to `limit` open, unarchived deals of a contact (primary) or company, newest first, as a jsonb array. */
+export function openDealsGistJson(
+  orgId: unknown,
+  clientId: unknown,
+  of: 'primary_contact_id' | 'company_id',
+  id: unknown,
+  limit: number,
+) {
+  return sql<unknown>`coalesce((SELECT jsonb_agg(${dealGistObject()} ORDER BY d.id DESC)
+    FROM (SELECT * FROM deals d
+          WHERE d.org_id = ${orgId} AND d.client_id = ${clientId} AND ${sql.ref(`d.${of}`)} = ${id}
+            AND d.status = 'open' AND d.archived_at IS NULL
+          ORDER BY d.id DESC LIMIT ${sql.lit(limit)}) d), '[]'::jsonb)`;
 }

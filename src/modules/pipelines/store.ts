@@ -173,3 +173,12 @@ export function firstStage(db: Executor, tenant: TenantScope, pipelineId: string
     .limit(1)
     .executeTakeFirst();
 }
+
+/** The names of a deal's stage and pipeline, for an AI gist's source (see src/modules/ai/store.ts). */
+export function stageName(stageId: unknown) {
+  return sql<string | null>`(SELECT s.name FROM pipeline_stages s WHERE s.id = ${stageId})`;
+}
+
+export function pipelineName(pipelineId: unknown) {
+  return sql<string | null>`(SELECT p.name FROM pipelines p WHERE p.id = ${pipelineId})`;
+}

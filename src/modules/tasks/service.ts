@@ -23,6 +23,9 @@ import {
   updateTask as updateTaskRow,
 } from './store.ts';
 
+/** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
+export { openTasksGistJson } from './store.ts';
+
 /** A task as the API returns it: its row without the tenant. */
 export type Task = Omit<TaskRow, 'org_id' | 'client_id'>;
 

@@ -1,5 +1,6 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
+import { isoText } from '../../platform/db/json-text.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -128,4 +129,23 @@ export function claimDueTasks(trx: Trx, window: { from: Date; until: Date }, now
     .where('reminded_at', 'is', null)
     .returningAll()
     .execute();
+}
+
+/**
+ * Up to `limit` open and in-progress tasks about a contact, company or deal, newest first, as an AI
+ * gist reads them, as a jsonb array (see src/modules/ai/store.ts).
+ */
+export function openTasksGistJson(
+  orgId: unknown,
+  clientId: unknown,
+  of: 'contact_id' | 'company_id' | 'deal_id',
+  id: unknown,
+  limit: number,
+) {
+  return sql<unknown>`coalesce((SELECT jsonb_agg(jsonb_build_object('title', t.title, 'task_type', t.task_type,
+      'priority', t.priority, 'status', t.status, 'due_at', ${isoText(sql.ref('t.due_at'))}) ORDER BY t.id DESC)
+    FROM (SELECT * FROM tasks t
+          WHERE t.org_id = ${orgId} AND t.client_id = ${clientId} AND ${sql.ref(`t.${of}`)} = ${id}
+            AND t.status IN ('open', 'in_progress')
+          ORDER BY t.id DESC LIMIT ${sql.lit(limit)}) t), '[]'::jsonb)`;
 }

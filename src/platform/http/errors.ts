@@ -41,6 +41,8 @@ export type ErrorCode =
   | 'internal_error'
   // sequences
   | 'sequence_archived';
+  // ai-kb: the LLM behind gists failed or timed out
+  | 'ai_unavailable';
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -158,6 +160,9 @@ export const errors = {
     new ApiError(503, 'service_unavailable', message, undefined, {
       'retry-after': String(retryAfterSeconds),
     }),
+  // ai-kb: gists
+  aiUnavailable: (message: string) =>
+    new ApiError(502, 'ai_unavailable', `The gist could not be written: ${message} No FUEL was spent.`),
 };
 
 /** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */

@@ -1,0 +1,279 @@
+import { type Generated, type Selectable, sql } from 'kysely';
+import type { TenantScope } from '../../platform/auth/tenant.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { prepare } from '../../platform/db/prepared.ts';
+import { recentActivitiesGistJson } from '../activities/service.ts';
+import { companyGistJson } from '../companies/service.ts';
+import { companyContactsGistJson, contactCompanyId, contactGistJson } from '../contacts/service.ts';
+import { dealGistJson, dealLink, openDealsGistJson } from '../deals/service.ts';
+import { openTasksGistJson } from '../tasks/service.ts';
+
+export type SubjectType = 'contact' | 'company' | 'deal';
+
+declare module '../../platform/db/schema.ts' {
+  interface Database {
+    gists: GistsTable;
+  }
+}
+
+export interface GistsTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  subject_type: SubjectType;
+  subject_id: string;
+  source_hash: string;
+  generator: string;
+  status: 'generating' | 'ready';
+  summary: string | null;
+  highlights: string[] | null;
+  model: string | null;
+  fuel_cost: number;
+  claimed_until: Date | null;
+  created_at: Generated<Date>;
+  generated_at: Date | null;
+}
+
+export type GistRow = Selectable<GistsTable>;
+
+export interface Subject {
+  type: SubjectType;
+  id: string;
+}
+
+/** How much history a gist reads: the newest activities, the open deals and tasks, a company's people. */
+const RECENT_ACTIVITIES = 5;
+const OPEN_ITEMS = 10;
+const PEOPLE = 5;
+
+interface SourceParams {
+  orgId: string;
+  clientId: string;
+  id: string;
+  generator: string;
+}
+
+/**
+ * What a gist of each kind of record is written from, as one jsonb document assembled from the SQL
+ * pieces the owning modules export (contacts, companies, deals, pipelines, activities, tasks): null when
+ * the record is not the tenant's. Its keys are the `GistSource` type's.
+ */
+const SOURCES: Record<SubjectType, (p: SourceParams) => ReturnType<typeof sql>> = {
+  contact: (
+    p,
+  ) => sql`CASE WHEN ${contactGistJson(p.orgId, p.clientId, p.id)} IS NULL THEN NULL ELSE jsonb_build_object(
+      'subject_type', 'contact',
+      'contact', ${contactGistJson(p.orgId, p.clientId, p.id)},
+      'company', ${companyGistJson(p.orgId, p.clientId, contactCompanyId(p.orgId, p.clientId, p.id))},
+      'open_deals', ${openDealsGistJson(p.orgId, p.clientId, 'primary_contact_id', p.id, OPEN_ITEMS)},
+      'recent_activities', ${recentActivitiesGistJson(p.orgId, p.clientId, 'contact_id', p.id, RECENT_ACTIVITIES)},
+      'open_tasks', ${openTasksGistJson(p.orgId, p.clientId, 'contact_id', p.id, OPEN_ITEMS)}) END`,
+  company: (
+    p,
+  ) => sql`CASE WHEN ${companyGistJson(p.orgId, p.clientId, p.id)} IS NULL THEN NULL ELSE jsonb_build_object(
+      'subject_type', 'company',
+      'company', ${companyGistJson(p.orgId, p.clientId, p.id)},
+      'contacts', ${companyContactsGistJson(p.orgId, p.clientId, p.id, PEOPLE)},
+      'open_deals', ${openDealsGistJson(p.orgId, p.clientId, 'company_id', p.id, OPEN_ITEMS)},
+      'recent_activities', ${recentActivitiesGistJson(p.orgId, p.clientId, 'company_id', p.id, RECENT_ACTIVITIES)},
+      'open_tasks', ${openTasksGistJson(p.orgId, p.clientId, 'company_id', p.id, OPEN_ITEMS)}) END`,
+  deal: (
+    p,
+  ) => sql`CASE WHEN ${dealGistJson(p.orgId, p.clientId, p.id)} IS NULL THEN NULL ELSE jsonb_build_object(
+      'subject_type', 'deal',
+      'deal', ${dealGistJson(p.orgId, p.clientId, p.id)},
+      'company', ${companyGistJson(p.orgId, p.clientId, dealLink(p.orgId, p.clientId, p.id, 'company_id'))},
+      'primary_contact', ${contactGistJson(p.orgId, p.clientId, dealLink(p.orgId, p.clientId, p.id, 'primary_contact_id'))},
+      'recent_activities', ${recentActivitiesGistJson(p.orgId, p.clientId, 'deal_id', p.id, RECENT_ACTIVITIES)},
+      'open_tasks', ${openTasksGistJson(p.orgId, p.clientId, 'deal_id', p.id, OPEN_ITEMS)}) END`,
+};
+
+/**
+ * The hot path of every gist request, one prepared statement per kind of record: the record's source,
+ * its sha256 (over jsonb's text, whose key order is fixed) and the newest ready gist of that hash and
+ * writer, if any.
+ */
+const sourceStatements = Object.fromEntries(
+  (Object.keys(SOURCES) as SubjectType[]).map((type) => [
+    type,
+    prepare(
+      (_db, p: SourceParams) =>
+        sql<GistSourceRow>`SELECT s.source, s.hash, to_jsonb(g) AS hit
+        FROM (SELECT x.source, encode(sha256(convert_to(x.source::text, 'UTF8')), 'hex') AS hash
+              FROM (SELECT ${SOURCES[type](p)} AS source) x) s
+        LEFT JOIN LATERAL (
+          SELECT * FROM gists g
+          WHERE g.org_id = ${p.orgId} AND g.client_id = ${p.clientId} AND g.subject_type = ${sql.lit(type)}
+            AND g.subject_id = ${p.id} AND g.source_hash = s.hash AND g.generator = ${p.generator}
+            AND g.status = 'ready'
+          ORDER BY g.generated_at DESC LIMIT 1) g ON true`,
+    ),
+  ]),
+) as Record<SubjectType, ReturnType<typeof prepare<SourceParams, GistSourceRow>>>;
+
+interface GistSourceRow {
+  source: unknown;
+  hash: string | null;
+  /** The cached gist as jsonb (timestamps as text), or null. */
+  hit: (Omit<GistRow, 'generated_at' | 'created_at'> & { generated_at: string; created_at: string }) | null;
+}
+
+/** The record's gist source, its hash and the cached gist of that hash; undefined source when absent. */
+export async function readSource(
+  db: Executor,
+  tenant: TenantScope,
+  subject: Subject,
+  generator: string,
+): Promise<{ source: unknown; hash: string; hit: GistRow | undefined } | undefined> {
+  const [row] = await sourceStatements[subject.type].run(db, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    id: subject.id,
+    generator,
+  });
+  if (!row?.source || !row.hash) return undefined;
+  const hit = row.hit
+    ? { ...row.hit, generated_at: new Date(row.hit.generated_at), created_at: new Date(row.hit.created_at) }
+    : undefined;
+  return { source: row.source, hash: row.hash, hit };
+}
+
+/** The cache read, run on every gist request: one prepared statement on the partial index `gists_cache`. */
+const readyGist = prepare(
+  (
+    db,
+    p: { orgId: string; clientId: string; type: SubjectType; id: string; hash: string; generator: string },
+  ) =>
+    db
+      .selectFrom('gists')
+      .selectAll()
+      .where('org_id', '=', p.orgId)
+      .where('client_id', '=', p.clientId)
+      .where('subject_type', '=', p.type)
+      .where('subject_id', '=', p.id)
+      .where('source_hash', '=', p.hash)
+      .where('generator', '=', p.generator)
+      .where('status', '=', 'ready')
+      .orderBy('generated_at', 'desc')
+      .limit(1),
+);
+
+export async function findReadyGist(
+  db: Executor,
+  tenant: TenantScope,
+  subject: Subject,
+  hash: string,
+  generator: string,
+): Promise<GistRow | undefined> {
+  const [row] = await readyGist.run(db, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    type: subject.type,
+    id: subject.id,
+    hash,
+    generator,
+  });
+  return row;
+}
+
+/**
+ * Inserts the subject's generation claim, or returns undefined when the subject already has one in
+ * flight (the partial unique index `gists_in_flight`): the single flight.
+ */
+export async function insertClaim(
+  trx: Trx,
+  tenant: TenantScope,
+  claim: { id: string; subject: Subject; hash: string; generator: string; fuelCost: number; leaseMs: number },
+): Promise<GistRow | undefined> {
+  const { rows } = await sql<GistRow>`
+    INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator, status,
+                       fuel_cost, claimed_until)
+    VALUES (${claim.id}, ${tenant.orgId}, ${tenant.clientId}, ${claim.subject.type}, ${claim.subject.id},
+            ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost},
+            now() + make_interval(secs => ${claim.leaseMs / 1000}))
+    ON CONFLICT (org_id, client_id, subject_type, subject_id) WHERE status = 'generating' DO NOTHING
+    RETURNING *`.execute(trx);
+  return rows[0];
+}
+
+/** The subject's generation in flight, if any, and whether its claim is over. */
+export async function findClaim(
+  db: Executor,
+  tenant: TenantScope,
+  subject: Subject,
+): Promise<(GistRow & { expired: boolean }) | undefined> {
+  return db
+    .selectFrom('gists')
+    .selectAll()
+    .select(sql<boolean>`claimed_until < now()`.as('expired'))
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('subject_type', '=', subject.type)
+    .where('subject_id', '=', subject.id)
+    .where('status', '=', 'generating')
+    .executeTakeFirst();
+}
+
+export function findGist(db: Executor, tenant: TenantScope, id: string): Promise<GistRow | undefined> {
+  return db
+    .selectFrom('gists')
+    .selectAll()
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Turns the claim into the ready gist; undefined when the claim is gone (given up after its lease). */
+export function completeClaim(
+  trx: Trx,
+  tenant: TenantScope,
+  id: string,
+  gist: { summary: string; highlights: string[]; model: string },
+): Promise<GistRow | undefined> {
+  return trx
+    .updateTable('gists')
+    .set({
+      status: 'ready',
+      summary: gist.summary,
+      highlights: JSON.stringify(gist.highlights) as unknown as string[],
+      model: gist.model,
+      claimed_until: null,
+      generated_at: sql<Date>`now()`,
+    })
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .where('status', '=', 'generating')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Removes a claim still generating; false when it is gone already (completed or removed by another). */
+export async function deleteClaim(
+  trx: Trx,
+  tenant: TenantScope,
+  id: string,
+  onlyExpired: boolean,
+): Promise<boolean> {
+  let query = trx
+    .deleteFrom('gists')
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .where('status', '=', 'generating');
+  if (onlyExpired) query = query.where('claimed_until', '<', sql<Date>`now()`);
+  const result = await query.executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Claims whose lease is over, of every tenant: generations whose process died mid-way. */
+export function findExpiredClaims(db: Executor, limit: number) {
+  return db
+    .selectFrom('gists')
+    .select(['id', 'org_id', 'client_id'])
+    .where('status', '=', 'generating')
+    .where('claimed_until', '<', sql<Date>`now()`)
+    .limit(limit)
+    .execute();
+}

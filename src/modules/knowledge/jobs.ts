@@ -1,0 +1,41 @@
+import type { Platform } from '../../platform/context.ts';
+import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
+import { ingestDueDocuments, purgeDeletedDocuments } from './ingest.ts';
+
+export const KB_CLEANUP_TASK = 'kb_cleanup';
+
+/** Knowledge-base background work: the ingestion loop and the clean-up of deleted documents. */
+export function knowledgeJobs(platform: Platform): {
+  tasks: Record<string, JobHandler>;
+  crontab: string[];
+  loops: Loop[];
+} {
+  const { db, config, storage, log } = platform;
+  return {
+    tasks: {
+      [KB_CLEANUP_TASK]: async () => {
+        await purgeDeletedDocuments(db, storage, log);
+      },
+    },
+    crontab: [`*/5 * * * * ${KB_CLEANUP_TASK}`],
+    loops: [
+      {
+        name: 'kb_ingestion',
+        intervalMs: config.kbIngestPollMs,
+        run: () =>
+          ingestDueDocuments({
+            db,
+            storage,
+            fetch: {
+              maxBytes: config.kbFetchMaxBytes,
+              timeoutMs: config.kbFetchTimeoutMs,
+              allowPrivate: config.outboundAllowPrivate,
+            },
+            leaseMs: config.kbIngestLeaseMs,
+            retrySchedule: config.kbIngestRetrySchedule,
+            log,
+          }),
+      },
+    ],
+  };
+}
