@@ -34,6 +34,8 @@ import { meRoutes } from './modules/me/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
+// SDR campaigns
+import { sdrRoutes } from './modules/sdr/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
@@ -66,6 +68,8 @@ const tenantModules = [
   numberRoutes,
   agentRoutes,
   callRoutes,
+  // SDR campaigns
+  sdrRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

@@ -104,6 +104,11 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // SDR campaigns
+  /** How often the SDR dialer looks for prospects to dial. */
+  sdrTickMs: number;
+  /** The length of one hour of a campaign's `retry_interval_hours`. */
+  sdrHourMs: number;
 }
 
 export interface RetellConfig {
@@ -256,6 +261,9 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // SDR campaigns
+    sdrTickMs: int(env, 'SDR_TICK_MS', 60_000, { min: 50, max: DAY_MS }),
+    sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
   };
 }
 

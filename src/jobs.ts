@@ -1,5 +1,7 @@
 import { agentJobs } from './modules/agents/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+// SDR campaigns
+import { sdrJobs } from './modules/sdr/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -19,6 +21,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
+  // SDR campaigns
+  const sdr = sdrJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -31,6 +35,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.tasks,
       ...agents.tasks,
       ...calls.tasks,
+      // SDR campaigns
+      ...sdr.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
@@ -47,6 +53,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
+      // SDR campaigns
+      ...sdr.loops,
     ],
     startup: [...walletIndex.startup],
   };

@@ -27,6 +27,7 @@ import {
   findContactRecord,
   findContactRecords,
   findIdentityOwners,
+  findOrgContactsForDialing,
   insertContactUnlessKnown,
   listContactRecords,
   lockContactRecord,
@@ -386,6 +387,35 @@ export async function getContact(db: Executor, tenant: TenantScope, id: string):
 /** Contacts by id, for other modules (list members); ids not of this tenant are left out. */
 export function contactsByIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<ContactRecord[]> {
   return findContactRecords(db, tenant, ids);
+}
+
+/** A contact as an outbound dialer sees it: its own client (the scope of its consent), primary phone and zone. */
+export interface DialableContact {
+  id: string;
+  client_id: string;
+  phone: string | null;
+  timezone: string | null;
+  archived: boolean;
+}
+
+/**
+ * Contacts of any client of the org by id (org-wide: an agency's SDR campaign calls contacts of all its
+ * clients); ids of other orgs are left out.
+ */
+export async function orgContactsForDialing(
+  db: Executor,
+  orgId: string,
+  ids: string[],
+): Promise<DialableContact[]> {
+  if (ids.length === 0) return [];
+  const rows = await findOrgContactsForDialing(db, orgId, ids);
+  return rows.map((row) => ({
+    id: row.id,
+    client_id: row.client_id,
+    phone: row.primary_phone,
+    timezone: row.timezone,
+    archived: row.archived_at !== null,
+  }));
 }
 
 /** Contacts as request bodies of other modules refer to them (`contact_id`). */

@@ -24,6 +24,8 @@ export interface ContactsTable {
   /** Mirrors of the primary rows of contact_emails and contact_phones. */
   primary_email: string | null;
   primary_phone: string | null;
+  /** The contact's IANA time zone, when known (SDR calling windows apply in it). */
+  timezone: string | null;
   archived_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -390,4 +392,14 @@ export function contactExcluded(exclusions: ContactExclusions, contactId: unknow
       AND cp.consent_status = 'opt_out')`);
   }
   return sql<boolean>`(${sql.join(conditions, sql` OR `)})`;
+}
+
+/** Contacts of any client of the org, as a dialer needs them: their client, primary phone and zone. */
+export function findOrgContactsForDialing(db: Executor, orgId: string, ids: string[]) {
+  return db
+    .selectFrom('contacts')
+    .select(['id', 'client_id', 'primary_phone', 'timezone', 'archived_at'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
+    .execute();
 }

@@ -38,7 +38,10 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'service_unavailable'
-  | 'internal_error';
+  | 'internal_error'
+  // SDR campaigns
+  | 'agency_key_required'
+  | 'prospect_in_call';
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -156,6 +159,25 @@ export const errors = {
     new ApiError(503, 'service_unavailable', message, undefined, {
       'retry-after': String(retryAfterSeconds),
     }),
+  // SDR campaigns
+  agencyKeyRequired: () =>
+    new ApiError(
+      403,
+      'agency_key_required',
+      'SDR campaigns are agency-only: use an agency key (gc_live_), not a client key.',
+    ),
+  featureDisabled: (feature: string, message: string) =>
+    new ApiError(403, 'feature_disabled', message, { feature }),
+  prospectInCall: (prospectId: string, callId: string) =>
+    new ApiError(
+      409,
+      'prospect_in_call',
+      `Prospect ${prospectId} is in a call; remove it once the call ends.`,
+      {
+        prospect_id: prospectId,
+        call_id: callId,
+      },
+    ),
 };
 
 /** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */
