@@ -204,7 +204,7 @@ describe('the SDR dialer: windows, concurrency, attempts, consent at dial time, 
     assert.equal(emails.length, 5);
   });
 
-  test('a prospect whose local time is outside the window waits while one inside it is dialed', async () => {
+  test('a prospect whose local time is outside the window waits while one inside it is dialed, until the window includes it', async () => {
     const inside = phone();
     const outside = phone();
     const { id, contacts } = await campaignWith({ max_concurrent_calls: 2 }, [
@@ -226,7 +226,17 @@ describe('the SDR dialer: windows, concurrency, attempts, consent at dial time, 
       calls.map((c) => c.to_number),
       [inside],
     );
-    assert.equal((await agency('PATCH', `/sdr/campaigns/${id}`, { status: 'cancelled' })).status, 200);
+    // A window that now includes it: the waiting prospect is checked again at once, and dialed.
+    const widened = await agency('PATCH', `/sdr/campaigns/${id}`, {
+      calling_window_start: '00:00',
+      calling_window_end: '23:59',
+    });
+    assert.equal(widened.status, 200);
+    await eventually(async () => (await byContact()).get(contacts[1]).status === 'connected', 20_000);
+    assert.deepEqual(
+      (await callsOf(id)).map((c) => c.to_number),
+      [inside, outside],
+    );
   });
 
   test('no answer twice with max_attempts 2 ends exhausted after exactly two calls, a retry interval apart', async () => {

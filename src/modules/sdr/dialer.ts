@@ -14,8 +14,8 @@ import {
   type CampaignRow,
   claimActiveCampaign,
   claimDueProspects,
-  countOpenProspects,
   countProspects,
+  hasOpenProspects,
   type ProspectRow,
   type SkipReason,
   updateCampaign,
@@ -150,7 +150,7 @@ async function dialProspect(trx: Trx, campaign: CampaignRow, prospect: ProspectR
 /** A campaign that has dialed and has no prospect left to dial or in a call is completed. */
 async function completeIfDrained(trx: Trx, campaign: CampaignRow, scope: TenantScope, now: Date) {
   if (!campaign.started_at || campaign.status !== 'active') return;
-  if ((await countOpenProspects(trx, campaign.id)) > 0) return;
+  if (await hasOpenProspects(trx, campaign.id)) return;
   if ((await campaignCallsInFlight(trx, scope, campaign.id)) > 0) return;
   const completed = await updateCampaign(trx, campaign.id, { status: 'completed', completed_at: now });
   await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed));

@@ -27,6 +27,7 @@ import {
   listProspects,
   lockCampaign,
   lockProspect,
+  makeUndialedDue,
   type ProspectStatus,
   prospectCounts,
   type TimeZoneSource,
@@ -308,6 +309,10 @@ export async function updateCampaignSettings(
       patch.scheduled_start_at === null ? null : new Date(patch.scheduled_start_at);
   }
   if (Object.keys(changes).length > 0) await updateCampaign(trx, id, changes);
+  const windowChanged = ['calling_window_start', 'calling_window_end', 'calling_days'].some(
+    (field) => field in changes,
+  );
+  if (windowChanged) await makeUndialedDue(trx, id, new Date());
   return getCampaign(trx, scope, id);
 }
 

@@ -274,17 +274,18 @@ export function claimDueProspects(trx: Trx, campaignId: string, now: Date, limit
     .execute();
 }
 
-/** Prospects still to dial or in a call: none left means the campaign's queue has drained. */
-export async function countOpenProspects(db: Executor, campaignId: string): Promise<number> {
+/** Whether a prospect is still to dial or in a call: none left means the campaign's queue has drained. */
+export async function hasOpenProspects(db: Executor, campaignId: string): Promise<boolean> {
   const row = await db
     .selectFrom('sdr_prospects')
-    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .select(sql<number>`1`.as('open'))
     .where('campaign_id', '=', campaignId)
     .where((eb) =>
       eb.or([eb('status', 'in', ['pending', 'queued', 'dialing']), eb('current_call_id', 'is not', null)]),
     )
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function prospectCounts(db: Executor, campaignId: string) {
@@ -318,4 +319,16 @@ export async function countProspects(db: Executor, campaignIds: string[]): Promi
 
 export function findCampaignById(db: Executor, id: string): Promise<CampaignRow | undefined> {
   return db.selectFrom('sdr_campaigns').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Never-dialed prospects waiting for the old window become due now, to be checked against the new one. */
+export async function makeUndialedDue(trx: Trx, campaignId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('sdr_prospects')
+    .set({ next_attempt_at: now })
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'pending')
+    .where('attempts', '=', 0)
+    .where('next_attempt_at', '>', now)
+    .execute();
 }
