@@ -5,7 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
-import { orgContactsForDialing, phoneReach } from '../contacts/service.ts';
+import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
 import { toCampaign } from './record.ts';
 import {
@@ -59,27 +59,25 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
   if (!campaign) return false;
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(trx, scope, campaign.id));
-  const window: CallingWindow = {
-    start: campaign.calling_window_start,
-    end: campaign.calling_window_end,
-    days: campaign.calling_days,
-  };
-
+  let after: DueCursor | undefined;
   let scanned = 0;
   scan: while (slots > 0 && scanned < SCAN_LIMIT) {
-    const due = await claimDueProspects(trx, campaign.id, now, BATCH);
-    if (due.length === 0) break;
-    scanned += due.length;
-    for (const prospect of due) {
-      const zone = campaign.respect_timezone ? prospect.timezone : campaign.timezone;
-      if (!insideWindow(now, zone, window)) {
-        await updateProspect(trx, prospect.id, { next_attempt_at: nextOpening(now, zone, window) });
-        continue;
-      }
-      if (slots === 0) continue;
+    const picked = await pickDueProspects(trx, campaign, now, slots, after);
+    scanned += picked.scanned;
+    after = picked.after;
+    const contacts = new Map(
+      (
+        await orgContactsForDialing(
+          trx,
+          campaign.org_id,
+          picked.ready.map((p) => p.contact_id),
+        )
+      ).map((c) => [c.id, c]),
+    );
+    for (const prospect of picked.ready) {
       let dialed: boolean;
       try {
-        dialed = await dialProspect(trx, campaign, prospect, now);
+        dialed = await dialProspect(trx, campaign, prospect, contacts.get(prospect.contact_id), now);
       } catch (error) {
         // The campaign cannot dial (its number or agent is gone): it stays active and is tried next tick.
         if (!(error instanceof ApiError)) throw error;
@@ -93,16 +91,69 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
         await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign));
       }
     }
-    if (due.length < BATCH) break;
+    if (picked.done) break;
   }
   await completeIfDrained(trx, campaign, scope, now);
   return true;
 }
 
+export interface DueCursor {
+  at: Date;
+  id: string;
+}
+
+/**
+ * The next due prospects of a campaign inside their calling window, at most `wanted`, locked (`SKIP
+ * LOCKED`: another worker's are passed over), soonest first after `after`. A due prospect outside its
+ * window is moved to the window's next opening. `done` when no more are due.
+ */
+export async function pickDueProspects(
+  trx: Trx,
+  campaign: CampaignRow,
+  now: Date,
+  wanted: number,
+  after?: DueCursor,
+): Promise<{ ready: ProspectRow[]; after?: DueCursor; done: boolean; scanned: number }> {
+  const window: CallingWindow = {
+    start: campaign.calling_window_start,
+    end: campaign.calling_window_end,
+    days: campaign.calling_days,
+  };
+  const ready: ProspectRow[] = [];
+  let scanned = 0;
+  while (ready.length < wanted && scanned < SCAN_LIMIT) {
+    // A few more than needed, so that some outside their window do not take another round trip.
+    const limit = Math.min(BATCH, wanted - ready.length + 10);
+    const due = await claimDueProspects(trx, campaign.id, now, limit, after);
+    scanned += due.length;
+    for (const prospect of due) {
+      after = { at: prospect.next_attempt_at, id: prospect.id };
+      const zone = campaign.respect_timezone ? prospect.timezone : campaign.timezone;
+      if (!insideWindow(now, zone, window)) {
+        await updateProspect(trx, prospect.id, { next_attempt_at: nextOpening(now, zone, window) });
+      } else if (ready.length < wanted) {
+        ready.push(prospect);
+      } else {
+        // One more than wanted: it stays due, first in line after the last one picked.
+        return { ready, after: cursorOf(ready[ready.length - 1]), done: false, scanned };
+      }
+    }
+    if (due.length < limit) return { ready, after, done: true, scanned };
+  }
+  return { ready, after, done: false, scanned };
+}
+
+const cursorOf = (prospect: ProspectRow): DueCursor => ({ at: prospect.next_attempt_at, id: prospect.id });
+
 /** Dials one prospect, or skips it when the CRM forbids the call now; true when a call was started. */
-async function dialProspect(trx: Trx, campaign: CampaignRow, prospect: ProspectRow, now: Date) {
+async function dialProspect(
+  trx: Trx,
+  campaign: CampaignRow,
+  prospect: ProspectRow,
+  contact: DialableContact | undefined,
+  now: Date,
+) {
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
-  const [contact] = await orgContactsForDialing(trx, campaign.org_id, [prospect.contact_id]);
   const skip = (reason: SkipReason) =>
     updateProspect(trx, prospect.id, { status: 'skipped', skip_reason: reason, last_outcome: reason });
   if (!contact?.phone || contact.archived) {

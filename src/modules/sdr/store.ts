@@ -259,19 +259,21 @@ export function updateProspect(trx: Trx, id: string, changes: ProspectChanges): 
 }
 
 /** Due pending prospects of a campaign, soonest first, locked; a prospect another worker holds is skipped. */
-export function claimDueProspects(trx: Trx, campaignId: string, now: Date, limit: number) {
-  return trx
+export function claimDueProspects(
+  trx: Trx,
+  campaignId: string,
+  now: Date,
+  limit: number,
+  after?: { at: Date; id: string },
+) {
+  let query = trx
     .selectFrom('sdr_prospects')
     .selectAll()
     .where('campaign_id', '=', campaignId)
     .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
+    .where('next_attempt_at', '<=', now);
+  if (after) query = query.where(sql<boolean>`(next_attempt_at, id) > (${after.at}, ${after.id})`);
+  return query.orderBy('next_attempt_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
 }
 
 /** Whether a prospect is still to dial or in a call: none left means the campaign's queue has drained. */
