@@ -89,13 +89,13 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
         if (mode === 'dial') await trx.deleteFrom('calls').where('cause_key', 'like', 'bench:%').execute();
         await dialCampaign(trx, log, campaign.id, new Date());
         if (i === 0) {
-          const started = await trx
+          const calls = await trx
             .selectFrom('calls')
             .select((eb) => eb.fn.countAll<string>().as('n'))
             .where('sdr_campaign_id', '=', campaign.id)
             .where('cause_key', 'like', 'sdr:%')
             .executeTakeFirstOrThrow();
-          dialed = Number(started.n);
+          dialed = Number(calls.n);
         }
         throw new RolledBack();
       }).catch((error) => {

@@ -258,6 +258,33 @@ describe('SDR campaigns: access, limits, status moves and prospects', () => {
     assert.equal((await agency('GET', `/sdr/campaigns/${id}`)).body.campaign.total_prospects, 2);
   });
 
+  test("a contact's own timezone (validated IANA name) is its prospects' zone", async () => {
+    const client = caller(t, tenant.client);
+    const bad = await client('POST', '/crm/contacts', { phone: '+12125550190', timezone: 'Mars/Olympus' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.details.fields[0].field, 'timezone');
+    const created = await client('POST', '/crm/contacts', {
+      phone: '+12125550190',
+      timezone: 'America/Denver',
+    });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.contact.timezone, 'America/Denver');
+    const contactId = created.body.contact.id;
+    const badPatch = await client('PATCH', `/crm/contacts/${contactId}`, { timezone: 'Nowhere' });
+    assert.equal(badPatch.status, 400);
+    const patched = await client('PATCH', `/crm/contacts/${contactId}`, { timezone: 'America/Phoenix' });
+    assert.equal(patched.body.contact.timezone, 'America/Phoenix');
+    assert.equal(
+      (await client('GET', `/crm/contacts/${contactId}`)).body.contact.timezone,
+      'America/Phoenix',
+    );
+
+    const id = (await agency('POST', '/sdr/campaigns', { name: 'Contact zones' })).body.campaign.id;
+    await agency('POST', `/sdr/campaigns/${id}/prospects`, { contact_ids: [contactId] });
+    const [prospect] = (await agency('GET', `/sdr/campaigns/${id}/prospects`)).body.data;
+    assert.deepEqual([prospect.timezone, prospect.timezone_source], ['America/Phoenix', 'contact']);
+  });
+
   test("another org's campaign is 404, never 403", async () => {
     await enableSdr(t, other, '+14155550899');
     const theirs = (

@@ -88,6 +88,7 @@ export type ContactFields = Partial<
     | 'archived_at'
     | 'primary_email'
     | 'primary_phone'
+    | 'timezone'
   >
 >;
 
@@ -105,6 +106,8 @@ export interface ContactRecord {
   owner_user_id: string | null;
   tags: string[];
   source: string | null;
+  /** IANA time zone, when known. */
+  timezone: string | null;
   email: string | null;
   phone: string | null;
   archived_at: Date | null;
@@ -136,6 +139,7 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
       'c.owner_user_id',
       'c.tags',
       'c.source',
+      'c.timezone',
       'c.primary_email as email',
       'c.primary_phone as phone',
       'c.archived_at',
@@ -282,11 +286,11 @@ const insertContactStatement = prepare(
         WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND phone_e164 = ${p.phone}
     ), contact AS (
       INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
-        company_id, owner_user_id, tags, source, primary_email, primary_phone, created_at, updated_at)
+        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
       SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
         ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
         ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
-        ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
       WHERE NOT EXISTS (SELECT 1 FROM found)
       RETURNING id
     ), email AS (
