@@ -44,6 +44,8 @@ import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
+// SDR campaigns
+import { sdrRoutes } from './modules/sdr/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
@@ -85,6 +87,8 @@ const tenantModules = [
   // ai-kb
   aiRoutes,
   knowledgeRoutes,
+  // SDR campaigns
+  sdrRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

@@ -127,6 +127,11 @@ export interface Config {
   kbIngestRetrySchedule: number[];
   /** How often an idle worker looks for documents to ingest. */
   kbIngestPollMs: number;
+  // SDR campaigns
+  /** How often the SDR dialer looks for prospects to dial. */
+  sdrTickMs: number;
+  /** The length of one hour of a campaign's `retry_interval_hours`. */
+  sdrHourMs: number;
 }
 
 export interface RetellConfig {
@@ -292,6 +297,9 @@ export function loadConfig(env: Env = process.env): Config {
     kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),
     kbIngestRetrySchedule: durations(env, 'KB_INGEST_RETRY_SCHEDULE', '30s,5m,30m', { min: 0, max: DAY_MS }),
     kbIngestPollMs: int(env, 'KB_INGEST_POLL_MS', 500, { min: 10, max: MINUTE_MS }),
+    // SDR campaigns
+    sdrTickMs: int(env, 'SDR_TICK_MS', 60_000, { min: 50, max: DAY_MS }),
+    sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
   };
 }
 

@@ -7,6 +7,8 @@ import { messagingJobs } from './modules/messaging/jobs.ts';
 // sequences
 import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { knowledgeJobs } from './modules/knowledge/jobs.ts';
+// SDR campaigns
+import { sdrJobs } from './modules/sdr/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
@@ -33,6 +35,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
   // ai-kb
   const gists = gistJobs(platform);
   const knowledge = knowledgeJobs(platform);
+  // SDR campaigns
+  const sdr = sdrJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -48,6 +52,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       // ai-kb
       ...gists.tasks,
       ...knowledge.tasks,
+      // SDR campaigns
+      ...sdr.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
@@ -73,6 +79,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...sequences.loops,
       // ai-kb
       ...knowledge.loops,
+      // SDR campaigns
+      ...sdr.loops,
     ],
     startup: [...walletIndex.startup],
   };

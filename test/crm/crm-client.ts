@@ -7,7 +7,7 @@ export interface Reply {
 }
 
 export type Call = (
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   url: string,
   payload?: unknown,
   headers?: Record<string, string>,

@@ -13,7 +13,17 @@ import {
   Uuid,
 } from '../../platform/http/schemas.ts';
 import { channelRoutes } from './channel-routes.ts';
-import { ContactSchema, Email, LifecycleStage, PersonName, Phone, Source, Tags, Title } from './schemas.ts';
+import {
+  ContactSchema,
+  ContactTimeZone,
+  Email,
+  LifecycleStage,
+  PersonName,
+  Phone,
+  Source,
+  Tags,
+  Title,
+} from './schemas.ts';
 import { getContact, patchContact, searchContacts, type UpsertResult, upsertContact } from './service.ts';
 
 const ContactEnvelope = Type.Object({ contact: ContactSchema });
@@ -77,6 +87,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
           owner_user_id: Type.Optional(Uuid()),
           tags: Type.Optional(Tags),
           source: Type.Optional(Source),
+          timezone: Type.Optional(ContactTimeZone),
         }),
         response: {
           200: Type.Object({
@@ -129,6 +140,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
           owner_user_id: Type.Optional(Nullable(Uuid())),
           tags: Type.Optional(Tags),
           archived: Type.Optional(Type.Boolean()),
+          timezone: Type.Optional(Nullable(ContactTimeZone)),
         }),
         response: { 200: ContactEnvelope, ...errorResponses(404) },
       },

@@ -21,6 +21,9 @@ export const ContactSchema = Type.Object(
     owner_user_id: Nullable(Uuid()),
     tags: Type.Array(Type.String()),
     source: Nullable(Type.String()),
+    timezone: Nullable(
+      Type.String({ description: "The contact's IANA time zone (SDR calling windows apply in it)." }),
+    ),
     email: Nullable(Type.String({ description: 'The primary email, lower-cased.' })),
     phone: Nullable(Type.String({ description: 'The primary phone, E.164.' })),
     archived_at: Nullable(Timestamp()),
@@ -111,3 +114,9 @@ export const ContactFilterSchema = Type.Object(
     description: `A condition tree: {"and": [...]} or {"or": [...]} groups (up to ${LIMITS.depth} deep) whose leaves are {"field", "operator", "value"} conditions on a contact (up to ${LIMITS.conditions}). See the lists guide for fields and operators.`,
   },
 );
+
+export const ContactTimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'An IANA time zone such as America/New_York; SDR calling windows apply in it.',
+});

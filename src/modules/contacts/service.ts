@@ -27,6 +27,7 @@ import {
   findContactRecord,
   findContactRecords,
   findIdentityOwners,
+  findOrgContactsForDialing,
   insertContactUnlessKnown,
   listContactRecords,
   lockContactRecord,
@@ -56,6 +57,7 @@ export interface ContactUpsertInput {
   owner_user_id?: string;
   tags?: string[];
   source?: string;
+  timezone?: string;
 }
 
 export type UpsertResult =
@@ -102,6 +104,7 @@ export async function upsertContact(
     owner_user_id: input.owner_user_id ?? null,
     tags: uniqueTags(input.tags ?? []),
     source: input.source ?? null,
+    timezone: input.timezone !== undefined ? ianaTimeZone(input.timezone) : null,
   };
 
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -184,6 +187,7 @@ async function mergeIntoContact(
     owner_user_id: input.owner_user_id,
     company_id: company?.id ?? input.company_id,
     full_name: input.full_name,
+    timezone: input.timezone,
   };
   if (input.full_name === undefined && (input.first_name !== undefined || input.last_name !== undefined)) {
     wanted.full_name = deriveFullName(
@@ -267,6 +271,7 @@ export interface ContactPatch {
   owner_user_id?: string | null;
   tags?: string[];
   archived?: boolean;
+  timezone?: string | null;
 }
 
 /**
@@ -282,6 +287,7 @@ export async function patchContact(
   const before = await lockContactRecord(trx, tenant, id);
   if (!before) throw errors.notFound('Contact', id);
   const { archived, tags, ...fields } = patch;
+  if (fields.timezone) ianaTimeZone(fields.timezone);
   const wanted: ContactFields = { ...fields };
   if (fields.full_name === undefined && (fields.first_name !== undefined || fields.last_name !== undefined)) {
     wanted.full_name = deriveFullName(
@@ -387,6 +393,47 @@ export async function getContact(db: Executor, tenant: TenantScope, id: string):
 /** Contacts by id, for other modules (list members); ids not of this tenant are left out. */
 export function contactsByIds(db: Executor, tenant: TenantScope, ids: string[]): Promise<ContactRecord[]> {
   return findContactRecords(db, tenant, ids);
+}
+
+/** An IANA time zone name the platform knows (`America/New_York`, `UTC`); 400 naming `timezone` otherwise. */
+function ianaTimeZone(name: string): string {
+  let known = name === 'UTC' || name.includes('/');
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+  } catch {
+    known = false;
+  }
+  if (!known) throw errors.invalidField('timezone', 'must be an IANA time zone such as America/New_York');
+  return name;
+}
+
+/** A contact as an outbound dialer sees it: its own client (the scope of its consent), primary phone and zone. */
+export interface DialableContact {
+  id: string;
+  client_id: string;
+  phone: string | null;
+  timezone: string | null;
+  archived: boolean;
+}
+
+/**
+ * Contacts of any client of the org by id (org-wide: an agency's SDR campaign calls contacts of all its
+ * clients); ids of other orgs are left out.
+ */
+export async function orgContactsForDialing(
+  db: Executor,
+  orgId: string,
+  ids: string[],
+): Promise<DialableContact[]> {
+  if (ids.length === 0) return [];
+  const rows = await findOrgContactsForDialing(db, orgId, ids);
+  return rows.map((row) => ({
+    id: row.id,
+    client_id: row.client_id,
+    phone: row.primary_phone,
+    timezone: row.timezone,
+    archived: row.archived_at !== null,
+  }));
 }
 
 /** Contacts as request bodies of other modules refer to them (`contact_id`). */

@@ -24,6 +24,8 @@ export interface ContactsTable {
   /** Mirrors of the primary rows of contact_emails and contact_phones. */
   primary_email: string | null;
   primary_phone: string | null;
+  /** The contact's IANA time zone, when known (SDR calling windows apply in it). */
+  timezone: string | null;
   archived_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -86,6 +88,7 @@ export type ContactFields = Partial<
     | 'archived_at'
     | 'primary_email'
     | 'primary_phone'
+    | 'timezone'
   >
 >;
 
@@ -103,6 +106,8 @@ export interface ContactRecord {
   owner_user_id: string | null;
   tags: string[];
   source: string | null;
+  /** IANA time zone, when known. */
+  timezone: string | null;
   email: string | null;
   phone: string | null;
   archived_at: Date | null;
@@ -134,6 +139,7 @@ export function contactRecords(db: Executor, tenant: TenantScope) {
       'c.owner_user_id',
       'c.tags',
       'c.source',
+      'c.timezone',
       'c.primary_email as email',
       'c.primary_phone as phone',
       'c.archived_at',
@@ -280,11 +286,11 @@ const insertContactStatement = prepare(
         WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND phone_e164 = ${p.phone}
     ), contact AS (
       INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
-        company_id, owner_user_id, tags, source, primary_email, primary_phone, created_at, updated_at)
+        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
       SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
         ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
         ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
-        ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
       WHERE NOT EXISTS (SELECT 1 FROM found)
       RETURNING id
     ), email AS (
@@ -431,4 +437,12 @@ export function companyContactsGistJson(
           WHERE c.org_id = ${orgId} AND c.client_id = ${clientId} AND c.company_id = ${companyId}
             AND c.archived_at IS NULL
           ORDER BY c.id DESC LIMIT ${sql.lit(limit)}) cc), '[]'::jsonb)`;
+/** Contacts of any client of the org, as a dialer needs them: their client, primary phone and zone. */
+export function findOrgContactsForDialing(db: Executor, orgId: string, ids: string[]) {
+  return db
+    .selectFrom('contacts')
+    .select(['id', 'client_id', 'primary_phone', 'timezone', 'archived_at'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
+    .execute();
 }

@@ -43,6 +43,9 @@ export type ErrorCode =
   | 'sequence_archived';
   // ai-kb: the LLM behind gists failed or timed out
   | 'ai_unavailable';
+  // SDR campaigns
+  | 'agency_key_required'
+  | 'prospect_in_call';
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -163,6 +166,25 @@ export const errors = {
   // ai-kb: gists
   aiUnavailable: (message: string) =>
     new ApiError(502, 'ai_unavailable', `The gist could not be written: ${message} No FUEL was spent.`),
+  // SDR campaigns
+  agencyKeyRequired: () =>
+    new ApiError(
+      403,
+      'agency_key_required',
+      'SDR campaigns are agency-only: use an agency key (gc_live_), not a client key.',
+    ),
+  featureDisabled: (feature: string, message: string) =>
+    new ApiError(403, 'feature_disabled', message, { feature }),
+  prospectInCall: (prospectId: string, callId: string) =>
+    new ApiError(
+      409,
+      'prospect_in_call',
+      `Prospect ${prospectId} is in a call; remove it once the call ends.`,
+      {
+        prospect_id: prospectId,
+        call_id: callId,
+      },
+    ),
 };
 
 /** One error handler and one not-found handler for the whole app: every failure leaves as the envelope. */
