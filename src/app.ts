@@ -39,7 +39,7 @@ import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
-import { installErrorHandling } from './platform/http/errors.ts';
+import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
 import { installRequestMetrics } from './platform/http/request-metrics.ts';
@@ -83,6 +83,8 @@ export async function buildApp(
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: 1_048_576,
     requestIdHeader: false,
+    // reliability (issue 17): router refusals as the error envelope
+    frameworkErrors,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
