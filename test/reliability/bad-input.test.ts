@@ -131,6 +131,18 @@ describe('bad input answers the envelope and changes nothing', () => {
     assert.equal((await call('GET', `/crm/lists/${good.body.list.id}/members`)).status, 200);
   });
 
+  test('a body nested 100,000 deep is a 400, not a stack overflow (found by the fuzzer)', async () => {
+    let nested = '"x"';
+    for (let i = 0; i < 100_000; i++) nested = i % 2 ? `[${nested}]` : `{"a":${nested}}`;
+    const reply = await t.app.inject({
+      method: 'POST',
+      url: '/v1/crm/lists',
+      headers: { ...tenant.client, 'content-type': 'application/json', 'idempotency-key': 'deep' },
+      payload: `{"name":"L","processing_type":"smart","filter_branch":{"a":${nested}}}`,
+    });
+    assertEnvelope({ status: reply.statusCode, body: reply.json() }, 400, 'validation_error');
+  });
+
   test('a path id over 100 characters is a 414 in the envelope, without echoing the URL', async () => {
     const long = 'a'.repeat(150);
     const reply = await call('GET', `/crm/contacts/${long}`);

@@ -48,24 +48,40 @@ export function isUnstorableText(value: string): boolean {
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** How deep a request's JSON may nest; deeper is refused before anything walks it recursively. */
+export const MAX_JSON_DEPTH = 64;
+
+export interface TextProblem {
+  /** Dotted path of the value (`custom_fields.k`), empty for the part itself. */
+  field: string;
+  message: string;
+}
+
 /**
- * The path of the first unstorable string in a parsed request part (object keys included), or
- * null. `depth` bounds the walk; deeper values are left to the schema.
+ * The first problem of a parsed request part: a string (or object key) PostgreSQL cannot store, or
+ * nesting past MAX_JSON_DEPTH (which would overflow the stack of a recursive walk: hashing, JSON
+ * serialization, validation). Null when there is none.
  */
-export function findUnstorableText(value: unknown, path = '', depth = 0): string | null {
-  if (typeof value === 'string') return isUnstorableText(value) ? path : null;
-  if (value === null || typeof value !== 'object' || depth > 64) return null;
+export function findTextProblem(value: unknown, path = '', depth = 0): TextProblem | null {
+  if (typeof value === 'string')
+    return isUnstorableText(value)
+      ? { field: path, message: 'must not contain a NUL character or an unpaired UTF-16 surrogate' }
+      : null;
+  if (value === null || typeof value !== 'object') return null;
+  if (depth >= MAX_JSON_DEPTH)
+    return { field: path, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findUnstorableText(value[i], path ? `${path}.${i}` : String(i), depth + 1);
+      const found = findTextProblem(value[i], path ? `${path}.${i}` : String(i), depth + 1);
       if (found !== null) return found;
     }
     return null;
   }
   for (const [key, item] of Object.entries(value)) {
     const itemPath = path ? `${path}.${key}` : key;
-    if (isUnstorableText(key)) return itemPath;
-    const found = findUnstorableText(item, itemPath, depth + 1);
+    if (isUnstorableText(key))
+      return { field: itemPath, message: 'must not contain a NUL character or an unpaired UTF-16 surrogate' };
+    const found = findTextProblem(item, itemPath, depth + 1);
     if (found !== null) return found;
   }
   return null;

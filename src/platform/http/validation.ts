@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import * as formats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import { errors } from './errors.ts';
-import { findUnstorableText, isDate, isDateTime } from './formats.ts';
+import { findTextProblem, isDate, isDateTime } from './formats.ts';
 
 // ajv-formats is CommonJS: under ESM its function arrives as the namespace's default.
 const addFormats = formats.default as unknown as (ajv: Ajv) => Ajv;
@@ -27,8 +27,9 @@ function ajv(coerceTypes: boolean | 'array'): Ajv {
  * strings, path params and headers arrive as text, so they are coerced to the schema's types.
  *
  * Before any schema, every string of the path, the query and the body (keys included) is checked
- * for text PostgreSQL cannot store (a NUL, a lone surrogate): a 400 naming the field, for every
- * route at once, rather than a 500 from whichever statement meets it first.
+ * for text PostgreSQL cannot store (a NUL, a lone surrogate), and the body for nesting past
+ * MAX_JSON_DEPTH: a 400 naming the field, for every route at once, rather than a 500 from
+ * whichever statement or recursive walk meets it first.
  */
 export function installValidation(app: FastifyInstance): void {
   const body = ajv(false);
@@ -40,13 +41,8 @@ export function installValidation(app: FastifyInstance): void {
       ['query', request.query],
       ['body', request.body],
     ] as const) {
-      const field = findUnstorableText(value);
-      if (field !== null) {
-        throw errors.invalidField(
-          field || part,
-          'must not contain a NUL character or an unpaired UTF-16 surrogate',
-        );
-      }
+      const problem = findTextProblem(value);
+      if (problem !== null) throw errors.invalidField(problem.field || part, problem.message);
     }
   });
 }
