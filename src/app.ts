@@ -37,6 +37,7 @@ import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
 import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts';
@@ -143,8 +144,12 @@ export async function buildApp(
   await app.register(
     async (v1) => {
       v1.decorateRequest('tenant', null as never);
+      // reliability (issue 17): failed authentications throttled per address
+      const authFailures = failedAuthLimit(platform.redis, config.authFailuresPerMinute);
       v1.addHook('onRequest', async (request) => {
-        request.tenant = await resolveTenant(request, platform.keys, platform.clients);
+        request.tenant = await authFailures.guard(request, () =>
+          resolveTenant(request, platform.keys, platform.clients),
+        );
       });
       await installKeyRateLimit(v1, platform.redis);
       for (const routes of [...tenantModules, ...(options.extraTenantRoutes ?? [])])

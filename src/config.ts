@@ -104,6 +104,9 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // reliability (issue 17)
+  /** Failed authentications (401) one address may make per minute before it is answered 429. */
+  authFailuresPerMinute: number;
 }
 
 export interface RetellConfig {
@@ -256,6 +259,8 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // reliability (issue 17): failed authentications one address may make per minute
+    authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, { min: 1, max: MAX_RATE }),
   };
 }
 
