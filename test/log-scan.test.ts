@@ -16,6 +16,9 @@ test('the log scan finds a key, a webhook secret and the admin token, and passes
   );
   const { findings } = await scanServiceLog(dir);
   assert.equal(findings.length, 3);
-  assert.ok(findings.every((finding) => !finding.includes('a'.repeat(43))), 'the finding masks the secret');
+  assert.ok(
+    findings.every((finding) => !finding.includes('a'.repeat(43))),
+    'the finding masks the secret',
+  );
   await fs.rm(dir, { recursive: true });
 });
