@@ -31,11 +31,19 @@ function ajv(coerceTypes: boolean | 'array'): Ajv {
  * MAX_JSON_DEPTH: a 400 naming the field, for every route at once, rather than a 500 from
  * whichever statement or recursive walk meets it first.
  */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route never stores its input, so it takes text PostgreSQL could not store (the docs search). */
+    anyText?: boolean;
+  }
+}
+
 export function installValidation(app: FastifyInstance): void {
   const body = ajv(false);
   const text = ajv('array');
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema));
   app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.anyText) return;
     for (const [part, value] of [
       ['params', request.params],
       ['query', request.query],
