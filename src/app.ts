@@ -49,9 +49,10 @@ import { sdrRoutes } from './modules/sdr/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
-import { installErrorHandling } from './platform/http/errors.ts';
+import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
 import { installRequestMetrics } from './platform/http/request-metrics.ts';
@@ -106,6 +107,8 @@ export async function buildApp(
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: 1_048_576,
     requestIdHeader: false,
+    // reliability (issue 17): router refusals as the error envelope
+    frameworkErrors,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -164,8 +167,12 @@ export async function buildApp(
   await app.register(
     async (v1) => {
       v1.decorateRequest('tenant', null as never);
+      // reliability (issue 17): failed authentications throttled per address
+      const authFailures = failedAuthLimit(platform.redis, config.authFailuresPerMinute);
       v1.addHook('onRequest', async (request) => {
-        request.tenant = await resolveTenant(request, platform.keys, platform.clients);
+        request.tenant = await authFailures.guard(request, () =>
+          resolveTenant(request, platform.keys, platform.clients),
+        );
       });
       await installKeyRateLimit(v1, platform.redis);
       for (const routes of [...tenantModules, ...(options.extraTenantRoutes ?? [])])

@@ -132,6 +132,9 @@ export interface Config {
   sdrTickMs: number;
   /** The length of one hour of a campaign's `retry_interval_hours`. */
   sdrHourMs: number;
+  // reliability (issue 17)
+  /** Failed authentications (401) one address may make per minute before it is answered 429. */
+  authFailuresPerMinute: number;
 }
 
 export interface RetellConfig {
@@ -300,6 +303,8 @@ export function loadConfig(env: Env = process.env): Config {
     // SDR campaigns
     sdrTickMs: int(env, 'SDR_TICK_MS', 60_000, { min: 50, max: DAY_MS }),
     sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
+    // reliability (issue 17): failed authentications one address may make per minute
+    authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, { min: 1, max: MAX_RATE }),
   };
 }
 

@@ -64,6 +64,20 @@ export function testEnv(databaseUrl: string, overrides: Record<string, string> =
   };
 }
 
+/**
+ * The service log of an app under test. `npm test` collects it in TEST_SERVICE_LOG_DIR, at debug
+ * level, and scans it for keys and secrets after the suite (see test/log-scan.ts); TEST_LOG_LEVEL
+ * sends it to stdout at that level instead.
+ */
+export function serviceLog(level: string): pino.Logger {
+  const dir = process.env.TEST_SERVICE_LOG_DIR;
+  if (!dir || process.env.TEST_LOG_LEVEL) return pino({ level });
+  return pino(
+    { level: 'debug' },
+    pino.destination({ dest: path.join(dir, `${process.pid}.log`), append: true, mkdir: true, sync: true }),
+  );
+}
+
 export interface TestApp {
   app: FastifyInstance;
   platform: Platform;
@@ -82,7 +96,7 @@ export async function buildTestApp(
   const testDb = await createTestDatabase();
   const config = loadConfig(testEnv(testDb.url, overrides));
   const database = openDatabase(testDb.url, { max: 30 });
-  const log = pino({ level: config.logLevel });
+  const log = serviceLog(config.logLevel);
   const redis = await connectRateLimitStore(config, log);
   const platform = createPlatform(config, database, await loadSecrets(config), redis, log);
   const listener = await listenForKeyChanges(platform);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../src/platform/db/embedded.ts';
 import { eventually } from './helpers.ts';
@@ -47,6 +48,11 @@ export async function spawnService(
   });
   child.stderr?.on('data', (chunk) => {
     output += chunk;
+  });
+  // Its log joins the suite's service log, which `npm test` scans for secrets (test/log-scan.ts).
+  child.on('close', () => {
+    const dir = process.env.TEST_SERVICE_LOG_DIR;
+    if (dir) fs.appendFileSync(path.join(dir, `child-${process.pid}.log`), output);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, port, output: () => output, exited };

@@ -13,6 +13,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
 import { migrate } from '../src/platform/db/migrate.ts';
 import { openDatabase } from '../src/platform/db/pool.ts';
+import { scanServiceLog } from './log-scan.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -57,17 +58,38 @@ async function main(): Promise<number> {
   await migrate(templateDb);
   await templateDb.close();
 
-  const code = await new Promise<number>((resolve) => {
+  // The service log of every app and process the tests start, scanned for secrets afterwards.
+  const logDir = path.join(root, '.test-data', `log-${process.pid}`);
+  await fs.rm(logDir, { recursive: true, force: true });
+  await fs.mkdir(logDir, { recursive: true });
+
+  let code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files],
       {
         stdio: 'inherit',
-        env: { ...process.env, TEST_SERVER_URL: adminUrl, TEST_TEMPLATE_DB: template },
+        env: {
+          ...process.env,
+          TEST_SERVER_URL: adminUrl,
+          TEST_TEMPLATE_DB: template,
+          TEST_SERVICE_LOG_DIR: logDir,
+        },
       },
     );
     child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
+
+  const scan = await scanServiceLog(logDir);
+  if (scan.findings.length) {
+    process.stderr.write(
+      `\nThe service log holds ${scan.findings.length} secret(s) (test/log-scan.ts):\n${scan.findings.slice(0, 20).join('\n')}\n`,
+    );
+    code = code || 1;
+  } else {
+    process.stdout.write(`# service log: ${scan.lines} lines, no key, token or secret\n`);
+  }
+  await fs.rm(logDir, { recursive: true, force: true });
 
   // Databases left by the files (a crashed file leaves its own) and the template go with the run.
   const leftovers = await admin.query<{ datname: string }>(

@@ -2,6 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { isUuid } from '../../platform/db/ids.ts';
 import { containsPattern, escapeLike } from '../../platform/db/like.ts';
 import { errors, type FieldError } from '../../platform/http/errors.ts';
+import { isDateTime } from '../../platform/http/formats.ts';
 import { companyOfContact } from '../companies/service.ts';
 import { normalizeEmail, normalizePhone } from './identity.ts';
 
@@ -260,7 +261,7 @@ function checkValue(
     case 'tagList':
       return list(tag);
     case 'date':
-      if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+      if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || !isDateTime(value)) {
         return fail(path, 'must be an ISO 8601 date-time, for example 2025-01-31T00:00:00Z');
       }
       return value;

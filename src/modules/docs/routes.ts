@@ -151,6 +151,8 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/docs/search',
     {
+      // Searched in memory, never stored: any text is literal here, a NUL included (issue 17).
+      config: { anyText: true },
       schema: {
         operationId: 'docs.search',
         tags,

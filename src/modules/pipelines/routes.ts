@@ -1,15 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { inTransaction } from '../../platform/db/transaction.ts';
+import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
-import { errorResponses, IdParams, Query } from '../../platform/http/schemas.ts';
+import { errorResponses, IdempotencyHeaders, IdParams, Query } from '../../platform/http/schemas.ts';
 import { CreatePipelineBody, PipelineSchema } from './schemas.ts';
 import { createPipeline, getPipeline, listPipelines } from './service.ts';
 
 const tags = ['crm'];
 
 export const pipelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db } = app.platform;
+  const { db, config } = app.platform;
 
   app.get(
     '/crm/pipelines',
@@ -34,15 +35,16 @@ export const pipelineRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'crm.pipelines.create',
         tags,
         summary: 'Create a pipeline with its stages',
+        headers: IdempotencyHeaders,
         body: CreatePipelineBody,
-        response: { 201: Type.Object({ pipeline: PipelineSchema }), ...errorResponses() },
+        response: { 201: Type.Object({ pipeline: PipelineSchema }), ...errorResponses(409, 422) },
       },
     },
-    async (request, reply) => {
-      const pipeline = await inTransaction(db, (trx) => createPipeline(trx, request.tenant, request.body));
-      reply.code(201);
-      return { pipeline };
-    },
+    async (request, reply) =>
+      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
+        status: 201,
+        body: { pipeline: await createPipeline(trx, request.tenant, request.body) },
+      })),
   );
 
   app.get(

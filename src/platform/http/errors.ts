@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 /** How long a client waits before retrying a request the database could not serve. */
@@ -46,6 +46,8 @@ export type ErrorCode =
   // SDR campaigns
   | 'agency_key_required'
   | 'prospect_in_call';
+  // reliability (issue 17): a path segment past the router's length limit
+  | 'uri_too_long';
 
 export interface ErrorBody {
   error: ErrorCode;
@@ -205,6 +207,21 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (apiError.headers) reply.headers(apiError.headers);
     reply.code(apiError.statusCode).send(apiError.toBody());
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: what the router refuses before any route or hook runs (a path
+ * parameter past its length limit, a malformed percent-encoding) leaves as the envelope too,
+ * without echoing the URL. Reliability (issue 17).
+ */
+export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'uri_too_long', 'A path segment of this URL is too long.')
+      : error.code === 'FST_ERR_BAD_URL'
+        ? errors.invalidRequest('The URL is not valid: a path segment has a malformed percent-encoding.')
+        : toApiError(error);
+  reply.code(apiError.statusCode).send(apiError.toBody());
 }
 
 export function toApiError(error: FastifyError | ApiError | Error): ApiError {

@@ -106,4 +106,34 @@ describe('outbound HTTP client', () => {
     assert.equal((await refusal(open.request({ url: 'file:///etc/passwd' }))).errorClass, 'invalid_url');
     await open.close();
   });
+
+  test('no message names the address a hostname resolved to (issue 17): refusals and network errors', async () => {
+    for (const address of ['10.0.0.5', '169.254.169.254', 'fd00::7']) {
+      const family = address.includes(':') ? 6 : 4;
+      const internal = client(false, (_host, _options, callback) => callback(null, [{ address, family }]));
+      const error = await refusal(internal.request({ url: `https://hooks.customer.example:${port}/x` }));
+      assert.equal(error.errorClass, 'blocked_address');
+      assert.match(error.message, /hooks\.customer\.example resolves to a/);
+      assert.ok(!error.message.includes(address), error.message);
+      await internal.close();
+    }
+    // Allowed, but nothing listens there: the refused connection's message loses the address.
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const open = client(true, (_host, _options, callback) =>
+      callback(null, [{ address: '127.0.0.1', family: 4 }]),
+    );
+    const refused = await refusal(open.request({ url: `http://internal.customer.example:${closedPort}/` }));
+    assert.equal(refused.errorClass, 'network_error');
+    assert.ok(!refused.message.includes('127.0.0.1'), refused.message);
+    assert.match(refused.message, /ECONNREFUSED/);
+    await open.close();
+    // An address the user wrote in the URL is theirs: it stays.
+    const literal = await refusal(client(false).request({ url: 'http://10.1.2.3/' }));
+    assert.match(literal.message, /10\.1\.2\.3/);
+  });
 });

@@ -104,7 +104,7 @@ export class OutboundClient {
       const { body, truncated } = await readLimited(response.body, request.maxResponseBytes ?? 1_048_576);
       return { status: response.statusCode, headers: response.headers, body, truncated };
     } catch (error) {
-      throw toOutboundError(error, timeoutMs);
+      throw withoutResolvedAddresses(toOutboundError(error, timeoutMs), url.hostname);
     }
   }
 
@@ -141,12 +141,34 @@ function guardedLookup(resolve: LookupFunction, refused: (address: string) => st
   };
 }
 
+/**
+ * The message names what the user wrote (the host of their URL), never the address a name resolved
+ * to: it is stored in logs a tenant reads (the webhook delivery log), and an internal address is
+ * the network's, not theirs to map.
+ */
 function blockedError(host: string, address: string, range: string): OutboundError {
-  const via = host === address ? address : `${host} (${address})`;
   return new OutboundError(
     'blocked_address',
-    `${via} is a ${range} address; the service does not connect to it.`,
+    host === address
+      ? `${address} is a ${range} address; the service does not connect to it.`
+      : `${host} resolves to a ${range} address; the service does not connect to it.`,
   );
+}
+
+/**
+ * An error whose message carries an IP address the URL did not (`connect ECONNREFUSED 10.0.0.5:443`,
+ * a resolved address in a TLS or socket error) has it replaced: the message stays useful (the code,
+ * the reason), the internal address stays out of anything a tenant reads.
+ */
+export function withoutResolvedAddresses(error: OutboundError, hostname: string): OutboundError {
+  const own = hostname.replace(/^\[|\]$/g, '');
+  const message = error.message.replace(/\[?[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*\]?(?::\d+)?/g, (token) => {
+    const address = [token, token.replace(/:\d+$/, '')]
+      .map((candidate) => candidate.replace(/^\[|\]$/g, ''))
+      .find((candidate) => net.isIP(candidate));
+    return address && address !== own ? 'the resolved address' : token;
+  });
+  return message === error.message ? error : new OutboundError(error.errorClass, message);
 }
 
 async function readLimited(

@@ -1,0 +1,57 @@
+import type { FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { ApiError } from '../http/errors.ts';
+import { slidingWindowStore, type WindowState } from '../http/sliding-window.ts';
+
+const MINUTE_MS = 60_000;
+
+/**
+ * A per-IP limit on failed authentication (issue 17): a caller whose requests failed to
+ * authenticate `perMinute` times within a minute (a missing, malformed, unknown, revoked or expired
+ * key) is answered 429 `rate_limited` with `Retry-After` before its next key is even looked up,
+ * until its failures leave the sliding window. Guessing keys from one address is throttled; the
+ * counters are shared through Redis when it is configured, like the per-key limits.
+ *
+ * A valid key from that address is refused too while the address is over the limit: were it
+ * answered, a throttled guesser would learn which of its guesses is a key.
+ */
+export function failedAuthLimit(redis: Redis | null, perMinute: number) {
+  type Callback = (error: Error | null, state?: WindowState) => void;
+  type Counter = (key: string, callback: Callback, windowMs: number, max: number) => void;
+  const Store = slidingWindowStore(redis, 'rl:authfail:');
+  const store = new Store({} as never) as unknown as { incr: Counter; read: Counter };
+  const hit = (key: string, increment: boolean) =>
+    new Promise<WindowState>((resolve, reject) => {
+      const done = (error: Error | null, state?: WindowState) => (error ? reject(error) : resolve(state!));
+      if (increment) store.incr(key, done, MINUTE_MS, perMinute);
+      else store.read(key, done, MINUTE_MS, perMinute);
+    });
+  const refusal = (state: WindowState) => {
+    const seconds = Math.max(1, Math.ceil(state.ttl / 1000));
+    return new ApiError(
+      429,
+      'rate_limited',
+      `Too many failed authentications from this address (limit ${perMinute} per minute); retry in ${seconds} s.`,
+      { limit: perMinute, retry_after_seconds: seconds },
+      { 'retry-after': String(seconds) },
+    );
+  };
+
+  return {
+    /** Runs `authenticate`; counts its 401 against the caller's address, and refuses a caller over the limit. */
+    async guard<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
+      // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
+      const before = await hit(request.ip, false).catch(() => null);
+      if (before && before.current >= perMinute) throw refusal(before);
+      try {
+        return await authenticate();
+      } catch (error) {
+        if (error instanceof ApiError && error.statusCode === 401) {
+          const after = await hit(request.ip, true).catch(() => null);
+          if (after && after.current > perMinute) throw refusal(after);
+        }
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,254 @@
+/**
+ * What the generated sweeps of issue 17 share: the tenant operations of the route table, a minimal
+ * valid value for a request schema, and a registry of "how to make one" per resource, keyed by the
+ * route's path up to and including the resource's id parameter. A route whose path names a
+ * resource missing from the registry fails the sweep that meets it, so a new module cannot be left
+ * out by accident: add one line here and every sweep covers the new routes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RouteEntry } from '../../src/platform/http/route-table.ts';
+import { type Call, caller } from '../crm/crm-client.ts';
+import { ADMIN_TOKEN, adminCall, type TestApp, type TestTenant } from '../helpers.ts';
+
+/** Operations a tenant API key calls: under /v1, documented, not public, not the MCP endpoint. */
+export function tenantOperations(routes: readonly RouteEntry[]): RouteEntry[] {
+  return routes.filter((route) => {
+    const schema = route.schema as (RouteEntry['schema'] & { security?: unknown[] }) | undefined;
+    if (!route.url.startsWith('/v1/') || !schema || schema.hide) return false;
+    if (['HEAD', 'OPTIONS'].includes(route.method)) return false;
+    if (Array.isArray(schema.security) && schema.security.length === 0) return false;
+    return true;
+  });
+}
+
+/** The params of a route path, in order: `/v1/a/:id/b/:bId` -> ['id', 'bId']. */
+export function pathParams(url: string): string[] {
+  return url
+    .split('/')
+    .filter((segment) => segment.startsWith(':'))
+    .map((segment) => segment.slice(1));
+}
+
+/** The path up to and including a param: the registry key of the resource that param names. */
+export function resourceKey(url: string, param: string): string {
+  const segments = url.split('/');
+  return segments.slice(0, segments.indexOf(`:${param}`) + 1).join('/');
+}
+
+export function fillPath(url: string, params: Record<string, string>): string {
+  return url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? 'missing'));
+}
+
+let counter = 0;
+const next = () => `${process.pid}${++counter}${Math.floor(Math.random() * 1e6)}`;
+
+/**
+ * A minimal value that passes the schema: required properties only (plus one optional scalar when
+ * an object has no required one, so an update body is not empty), the shortest valid strings.
+ */
+export function exampleOf(schema: any): unknown {
+  if (!schema || typeof schema !== 'object') return {};
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  for (const union of ['anyOf', 'oneOf'] as const) {
+    if (Array.isArray(schema[union])) {
+      const choice = schema[union].find((option: any) => option.type !== 'null') ?? schema[union][0];
+      return exampleOf(choice);
+    }
+  }
+  if (Array.isArray(schema.allOf)) return Object.assign({}, ...schema.allOf.map(exampleOf));
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'string':
+      return exampleString(schema);
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => exampleOf(schema.items));
+    default: {
+      const properties: Record<string, any> = schema.properties ?? {};
+      const required: string[] = schema.required ?? [];
+      const value: Record<string, unknown> = {};
+      for (const name of required) value[name] = exampleOf(properties[name]);
+      if (required.length === 0) {
+        const scalar =
+          Object.entries(properties).find(([, property]) => property?.type === 'boolean') ??
+          Object.entries(properties).find(([, property]) => property?.type === 'string' && !property.format);
+        if (scalar) value[scalar[0]] = exampleOf(scalar[1]);
+      }
+      return value;
+    }
+  }
+}
+
+function exampleString(schema: any): string {
+  switch (schema.format) {
+    case 'uuid':
+      return randomUUID();
+    case 'date-time':
+      return new Date().toISOString();
+    case 'date':
+      return '2025-01-31';
+    case 'email':
+      return `x${next()}@example.com`;
+    case 'uri':
+      return 'https://example.com/x';
+  }
+  return 'x'.repeat(Math.max(1, schema.minLength ?? 1));
+}
+
+export interface Owner {
+  t: TestApp;
+  tenant: TestTenant;
+  /** The client-bound key of client A. */
+  call: Call;
+  /** The ids made so far, by param name. */
+  params: Record<string, string>;
+}
+
+/** One resource the API makes: its collection POST (idempotency sweep) and how to make one. */
+export interface Creator {
+  /** The creating POST of the resource, when the API has one: its body, and the id in its answer. */
+  post?: { body: () => object; id: (body: any) => string };
+  /**
+   * Makes one when there is no creating POST of its own (admin calls, rows the system writes);
+   * wins over `post` when both are given (`post` then only supplies a valid body for the sweeps).
+   */
+  make?: (owner: Owner) => Promise<string>;
+}
+
+const post = (body: () => object, field: string): Creator => ({
+  post: { body, id: (answer) => answer[field].id },
+});
+
+/** Keyed by the route path up to the id param (see resourceKey). */
+export const creators: Record<string, Creator> = {
+  '/v1/crm/contacts/:id': post(() => ({ email: `c${next()}@example.com`, first_name: 'Ada' }), 'contact'),
+  '/v1/crm/contacts/:id/phones/:phoneId': post(
+    () => ({ phone: `+1415555${String(next()).slice(-4).padStart(4, '0')}` }),
+    'phone',
+  ),
+  '/v1/crm/contacts/:id/emails/:emailId': post(() => ({ email: `e${next()}@example.com` }), 'email'),
+  '/v1/crm/companies/:id': post(() => ({ name: `Acme ${next()}` }), 'company'),
+  '/v1/crm/pipelines/:id': post(() => ({ name: `P ${next()}`, stages: [{ name: 'Open' }] }), 'pipeline'),
+  '/v1/crm/deals/:id': post(() => ({ name: `Deal ${next()}` }), 'deal'),
+  '/v1/crm/activities/:id': post(() => ({ activity_type: 'note', body: `n ${next()}` }), 'activity'),
+  '/v1/crm/tasks/:id': post(() => ({ title: `T ${next()}` }), 'task'),
+  '/v1/crm/lists/:id': post(() => ({ name: `L ${next()}` }), 'list'),
+  '/v1/crm/lists/:id/members/:entityId': {
+    post: { body: () => ({ contact_ids: [randomUUID()] }), id: (answer) => answer.not_found_ids[0] },
+    make: async ({ call, params }) => {
+      const contact = await call('POST', '/crm/contacts', { email: `m${next()}@example.com` });
+      const added = await call('POST', `/crm/lists/${params.id}/members`, {
+        contact_ids: [contact.body.contact.id],
+      });
+      if (added.status !== 200) throw new Error(`list member: ${added.status} ${JSON.stringify(added.body)}`);
+      return contact.body.contact.id;
+    },
+  },
+  '/v1/webhooks/:id': post(() => ({ url: `https://example.com/hook/${next()}`, events: ['*'] }), 'webhook'),
+  '/v1/webhooks/:id/deliveries/:deliveryId': {
+    // A delivery log record is written by the dispatcher; one is planted directly.
+    make: async ({ t, tenant, params }) => {
+      const delivery = randomUUID();
+      const attempt = randomUUID();
+      await t.database.pool.query(
+        `INSERT INTO webhook_deliveries (id, org_id, subscription_id, event_id, event_type, event_created_at, status, attempts)
+         VALUES ($1, $2, $3, $4, 'webhook.test', now(), 'failed', 1)`,
+        [delivery, tenant.orgId, params.id, `evt_${next()}`],
+      );
+      await t.database.pool.query(
+        `INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
+         SELECT $1, org_id, subscription_id, id, event_id, event_type, 1, 'failed', 'network', 'refused' FROM webhook_deliveries WHERE id = $2`,
+        [attempt, delivery],
+      );
+      return attempt;
+    },
+  },
+  '/v1/events/:id': {
+    make: async ({ call }) => {
+      await call('POST', '/crm/contacts', { email: `ev${next()}@example.com` });
+      const events = await call('GET', '/events?limit=1');
+      return events.body.data[0].id;
+    },
+  },
+  '/v1/numbers/:id': {
+    make: async ({ t, tenant }) => {
+      const { number } = await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/numbers`, {
+        number: phoneNumber(),
+        client_id: tenant.clientId,
+      });
+      return number.id;
+    },
+  },
+  '/v1/agents/:idOrSlug': post(() => ({ name: `Agent ${next()}`, kind: 'sms' }), 'agent'),
+  '/v1/calls/:id': {
+    make: async ({ t, tenant }) => {
+      const to = phoneNumber();
+      await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/numbers`, {
+        number: to,
+        client_id: tenant.clientId,
+      });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/simulator/calls',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { direction: 'inbound', from: phoneNumber(), to, outcome: 'no_answer' },
+      });
+      if (response.statusCode !== 202)
+        throw new Error(`simulated call: ${response.statusCode} ${response.body}`);
+      return response.json().call_id;
+    },
+  },
+};
+
+let numbers = 0;
+function phoneNumber(): string {
+  numbers += 1;
+  return `+1415${String(5_000_000 + ((process.pid * 7919 + numbers * 104_729) % 4_999_999)).padStart(7, '0')}`;
+}
+
+/**
+ * Fills every param of `url` with a resource of `owner`, making the missing ones (parents first).
+ * Throws, naming the key, when the registry has no creator for one.
+ */
+export async function makePath(owner: Owner, url: string): Promise<string> {
+  for (const param of pathParams(url)) {
+    const key = resourceKey(url, param);
+    if (owner.params[key]) continue;
+    const creator = creators[key];
+    if (!creator)
+      throw new Error(`no creator for ${key}: add one to creators in test/reliability/route-sweep.ts`);
+    const params = paramsFor(owner, key);
+    let id: string;
+    if (creator.make) {
+      id = await creator.make({ ...owner, params });
+    } else {
+      const collection = fillPath(key.slice(0, key.lastIndexOf('/')), params).replace(/^\/v1/, '');
+      const answer = await owner.call('POST', collection, creator.post!.body());
+      if (answer.status >= 300)
+        throw new Error(`${collection}: ${answer.status} ${JSON.stringify(answer.body)}`);
+      id = creator.post!.id(answer.body);
+    }
+    owner.params[key] = id;
+  }
+  return fillPath(url, paramsFor(owner, url));
+}
+
+/** The ids made for the resources on the way to `url`, by param name. */
+function paramsFor(owner: Owner, url: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(owner.params)
+      .filter(([path]) => url === path || url.startsWith(`${path}/`))
+      .map(([path, id]) => [path.split('/').pop()!.slice(1), id]),
+  );
+}
+
+export function ownerOf(t: TestApp, tenant: TestTenant): Owner {
+  return { t, tenant, call: caller(t, tenant.client), params: {} };
+}
