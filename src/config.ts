@@ -104,6 +104,14 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
+  // reliability (issue 17): outbox relay failures and worker takeover
+  /** Hand-overs of one event to the consumers before the relay leaves it dead. */
+  outboxMaxAttempts: number;
+  /** Wait before an event's first retry; doubled each attempt up to `outboxRetryMaxMs`. */
+  outboxRetryBaseMs: number;
+  outboxRetryMaxMs: number;
+  /** A worker whose heartbeat is this old is dead: a live worker unlocks the graphile jobs it held. */
+  workerStaleAfterMs: number;
 }
 
 export interface RetellConfig {
@@ -256,6 +264,11 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
+    // reliability (issue 17): outbox relay failures and worker takeover
+    outboxMaxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 10, { min: 1, max: 1000 }),
+    outboxRetryBaseMs: duration(env, 'OUTBOX_RETRY_BASE', '1s', { min: 0, max: DAY_MS }),
+    outboxRetryMaxMs: duration(env, 'OUTBOX_RETRY_MAX', '10m', { min: 0, max: DAY_MS }),
+    workerStaleAfterMs: duration(env, 'WORKER_STALE_AFTER', '60s', { min: 1000, max: DAY_MS }),
   };
 }
 
