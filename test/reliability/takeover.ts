@@ -27,24 +27,7 @@ export interface Fleet {
 
 /** Starts `count` worker processes with `env` (a test's `testEnv(...)`), each ready when it returns. */
 export async function startWorkers(count: number, env: Record<string, string>): Promise<Fleet> {
-  // Ready means the "worker running" log line, which needs LOG_LEVEL=info.
-  const workers = await Promise.all(
-    Array.from({ length: count }, () => spawnService('worker', { ...env, LOG_LEVEL: 'info' })),
-  );
-  try {
-    await eventually(
-      async () =>
-        workers.every((worker) => {
-          if (worker.child.exitCode !== null) throw new Error(`exited early: ${worker.output()}`);
-          return worker.output().includes('"worker running"');
-        }),
-      120_000,
-      100,
-    );
-  } catch (error) {
-    for (const worker of workers) worker.child.kill('SIGKILL');
-    throw error;
-  }
+  const workers = await startProcesses('worker', count, env);
   const fleet: Fleet = {
     victim: workers[0],
     survivors: workers.slice(1),
@@ -59,6 +42,41 @@ export async function startWorkers(count: number, env: Record<string, string>): 
     },
   };
   return fleet;
+}
+
+/**
+ * Starts `count` processes of one role at once and waits until every one is ready (`/readyz` for the
+ * API, the "worker running" log line for a worker); if one fails, all are killed.
+ */
+export async function startProcesses(
+  role: 'api' | 'worker',
+  count: number,
+  env: Record<string, string>,
+): Promise<Started[]> {
+  // A worker says it runs at LOG_LEVEL=info.
+  const roleEnv = role === 'worker' ? { ...env, LOG_LEVEL: 'info' } : env;
+  const started = await Promise.all(Array.from({ length: count }, () => spawnService(role, roleEnv)));
+  try {
+    await eventually(
+      async () => {
+        for (const one of started) {
+          if (one.child.exitCode !== null) throw new Error(`${role} exited early: ${one.output()}`);
+          if (role === 'worker' && !one.output().includes('"worker running"')) return false;
+          if (role === 'api') {
+            const ready = await fetch(`http://127.0.0.1:${one.port}/readyz`).catch(() => null);
+            if (!ready?.ok) return false;
+          }
+        }
+        return true;
+      },
+      120_000,
+      200,
+    );
+  } catch (error) {
+    for (const one of started) one.child.kill('SIGKILL');
+    throw error;
+  }
+  return started;
 }
 
 /** Waits until `busy` holds, then kills the fleet's victim with SIGKILL and waits for it to be gone. */
