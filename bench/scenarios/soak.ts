@@ -103,7 +103,7 @@ export default async function soak(ctx: BenchContext): Promise<Section> {
     {
       url: ctx.apiUrl,
       headers: { 'content-type': 'application/json', ...headers },
-      requests: requests(),
+      requests: requests('soak'),
       connections: CONNECTIONS,
       overallRate: rate,
       duration: SOAK_SECONDS,
