@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db, Trx } from '../db/pool.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { metrics } from '../metrics.ts';
 import type { EventScope } from './emit.ts';
 import { type EventEnvelope, toEnvelope } from './emit.ts';
@@ -53,7 +54,8 @@ export function relayBackoffMs(policy: RelayPolicy, attempt: number): number {
  *
  * A consumer that throws fails its own event only: the event is handed over again after a backoff
  * and, after `maxAttempts`, left dead (`relay_dead_at`) with its last error, while the rest of the
- * batch, and every other tenant's events, go on. Returns true when the batch was full.
+ * batch, and every other tenant's events, go on. A failure that means the database is unreachable
+ * counts against no event: the batch rolls back and is claimed again. Returns true when the batch was full.
  */
 export async function relayEvents(
   db: Db,
@@ -92,6 +94,10 @@ export async function relayEvents(
         }),
       );
     }
+    // The database going away is no fault of the event: the whole batch is rolled back and claimed
+    // again after the outage, with no attempt counted (the loop logs the failure once).
+    const outage = failed.find(({ error }) => isDatabaseUnavailable(error));
+    if (outage) throw outage.error;
     if (done.length > 0)
       await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', 'in', done).execute();
     for (const { row, error } of failed) await recordFailure(trx, row, error, policy);
