@@ -135,6 +135,8 @@ async function main(): Promise<void> {
         });
         return { orgId: org.id, agencyKey: key, headers: { authorization: `Bearer ${key}` } };
       },
+      // reliability (issue 17): the soak samples the processes' memory
+      pids: { api: children[0].pid, worker: children[1].pid },
     };
 
     const scenarioDir = path.join(root, 'dist', 'bench', 'scenarios');

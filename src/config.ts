@@ -135,6 +135,14 @@ export interface Config {
   // reliability (issue 17)
   /** Failed authentications (401) one address may make per minute before it is answered 429. */
   authFailuresPerMinute: number;
+  // reliability (issue 17): outbox relay failures and worker takeover
+  /** Hand-overs of one event to the consumers before the relay leaves it dead. */
+  outboxMaxAttempts: number;
+  /** Wait before an event's first retry; doubled each attempt up to `outboxRetryMaxMs`. */
+  outboxRetryBaseMs: number;
+  outboxRetryMaxMs: number;
+  /** A worker whose heartbeat is this old is dead: a live worker unlocks the graphile jobs it held. */
+  workerStaleAfterMs: number;
 }
 
 export interface RetellConfig {
@@ -305,6 +313,11 @@ export function loadConfig(env: Env = process.env): Config {
     sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
     // reliability (issue 17): failed authentications one address may make per minute
     authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, { min: 1, max: MAX_RATE }),
+    // reliability (issue 17): outbox relay failures and worker takeover
+    outboxMaxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 10, { min: 1, max: 1000 }),
+    outboxRetryBaseMs: duration(env, 'OUTBOX_RETRY_BASE', '1s', { min: 0, max: DAY_MS }),
+    outboxRetryMaxMs: duration(env, 'OUTBOX_RETRY_MAX', '10m', { min: 0, max: DAY_MS }),
+    workerStaleAfterMs: duration(env, 'WORKER_STALE_AFTER', '60s', { min: 1000, max: DAY_MS }),
   };
 }
 

@@ -68,7 +68,13 @@ export function jobRegistry(platform: Platform): JobRegistry {
       {
         name: 'events_outbox',
         intervalMs: config.outboxPollMs,
-        run: () => relayEvents(db, eventConsumers),
+        run: () =>
+          relayEvents(db, eventConsumers, {
+            maxAttempts: config.outboxMaxAttempts,
+            retryBaseMs: config.outboxRetryBaseMs,
+            retryMaxMs: config.outboxRetryMaxMs,
+            log: platform.log,
+          }),
       },
       ...webhooks.loops,
       ...walletIndex.loops,

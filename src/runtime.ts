@@ -137,6 +137,7 @@ export async function startService(
     if (roles.includes('worker')) {
       worker = await startWorker(database.handle, jobRegistry(platform), log, {
         concurrency: config.workerConcurrency,
+        staleAfterMs: config.workerStaleAfterMs,
       });
       stops.push(() => worker!.stop());
       log.info('worker running');

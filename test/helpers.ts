@@ -112,6 +112,7 @@ export async function buildTestApp(
       const runner = await startWorker(database, jobRegistry(platform), log, {
         concurrency: 4,
         pollInterval: 200,
+        staleAfterMs: config.workerStaleAfterMs,
       });
       workers.push(runner);
       return runner;

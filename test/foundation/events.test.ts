@@ -40,21 +40,58 @@ describe('events and pagination', () => {
     assert.equal(seen.filter((id) => id === event.id).length, 1);
   });
 
-  test('a consumer failure rolls the batch back, and the next run hands the event over again', async () => {
+  test('a consumer failure fails its own event only, and a later run hands it over again', async () => {
     const event = await record({ orgId: tenant.orgId, clientId: tenant.clientId }, 'contact.updated', {
       id: 'y',
     });
+    const sibling = await record({ orgId: other.orgId, clientId: other.clientId }, 'contact.updated', {
+      id: 'z',
+    });
+    const seen: string[] = [];
     const failing = async (_db: unknown, received: { id: string }) => {
       if (received.id === event.id) throw new Error('receiver store down');
+      seen.push(received.id);
     };
-    await assert.rejects(relayEvents(t.platform.db, [failing]));
-    const seen: string[] = [];
-    await relayEvents(t.platform.db, [
-      async (_db: unknown, received: { id: string }) => {
-        seen.push(received.id);
-      },
-    ]);
+    const policy = { maxAttempts: 5, retryBaseMs: 0, retryMaxMs: 0 };
+    await relayEvents(t.platform.db, [failing], policy);
+    assert.ok(seen.includes(sibling.id), 'the rest of the batch went on');
+    const { rows } = await t.database.pool.query(
+      'SELECT relay_attempts, dispatched_at FROM events WHERE id = $1',
+      [event.id],
+    );
+    assert.deepEqual(rows[0], { relay_attempts: 1, dispatched_at: null });
+    await relayEvents(
+      t.platform.db,
+      [
+        async (_db: unknown, received: { id: string }) => {
+          seen.push(received.id);
+        },
+      ],
+      policy,
+    );
     assert.ok(seen.includes(event.id));
+    assert.equal(seen.filter((id) => id === sibling.id).length, 1);
+  });
+
+  test('a consumer meeting a database outage costs its event no attempt: the batch is claimed again', async () => {
+    const event = await record({ orgId: tenant.orgId, clientId: tenant.clientId }, 'contact.updated', {
+      id: 'outage',
+    });
+    const unreachable = async (_db: unknown, received: { id: string }) => {
+      if (received.id === event.id)
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    };
+    await assert.rejects(
+      relayEvents(t.platform.db, [unreachable], { maxAttempts: 1, retryBaseMs: 0, retryMaxMs: 0 }),
+    );
+    const { rows } = await t.database.pool.query(
+      'SELECT relay_attempts, relay_dead_at, dispatched_at FROM events WHERE id = $1',
+      [event.id],
+    );
+    assert.deepEqual(rows[0], { relay_attempts: 0, relay_dead_at: null, dispatched_at: null });
+    await relayEvents(t.platform.db, [async () => {}]);
+    const after = await t.database.pool.query('SELECT dispatched_at FROM events WHERE id = $1', [event.id]);
+    assert.notEqual(after.rows[0].dispatched_at, null);
   });
 
   test('a rolled-back change leaves no event', async () => {

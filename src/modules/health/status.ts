@@ -8,6 +8,8 @@ export async function outboxLagSeconds(db: Executor): Promise<number> {
     .selectFrom('events')
     .select('created_at')
     .where('dispatched_at', 'is', null)
+    // A dead event waits for an operator, not for a worker (events_relay_failures_total counts it).
+    .where('relay_dead_at', 'is', null)
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();

@@ -84,6 +84,11 @@ export interface EventsTable {
   metadata: Json<Record<string, unknown>>;
   dispatched_at: Date | null;
   created_at: Generated<Date>;
+  /** Outbox relay failures (reliability): failed hand-overs, when the next is due, the last error, when it gave up. */
+  relay_attempts: Generated<number>;
+  relay_retry_at: Date | null;
+  relay_error: string | null;
+  relay_dead_at: Date | null;
 }
 
 export interface IdempotencyKeysTable {

@@ -1,8 +1,16 @@
-import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import {
+  Logger as GraphileLogger,
+  type Runner,
+  run,
+  type Task,
+  type TaskList,
+  type WorkerEvents,
+} from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/pool.ts';
 import { metrics } from '../metrics.ts';
-import { heartbeatLoop } from './heartbeat.ts';
+import { DEFAULT_STALE_AFTER_MS, heartbeatLoop } from './heartbeat.ts';
 
 /** A loop that failed (the database went away, say) waits at least this long before it tries again. */
 const FAILED_LOOP_PAUSE_MS = 1000;
@@ -44,6 +52,8 @@ export interface JobRegistry {
 export interface WorkerOptions {
   concurrency: number;
   pollInterval?: number;
+  /** `WORKER_STALE_AFTER`: a worker whose heartbeat is this old is dead, and its locked jobs are unlocked. */
+  staleAfterMs?: number;
 }
 
 export interface Worker {
@@ -63,8 +73,16 @@ export async function startWorker(
   for (const [name, handler] of Object.entries(registry.tasks)) {
     taskList[name] = ((payload: unknown) => handler(payload)) as Task;
   }
+  // The ids graphile-worker locks jobs under, noted in the heartbeat so that a live worker can
+  // unlock the jobs of this process if it dies (see heartbeat.ts).
+  const events: WorkerEvents = new EventEmitter();
+  const jobWorkerIds = new Set<string>();
+  // graphile-worker 0.17 locks under its pool's id; older versions, and some paths, under a worker's.
+  events.on('pool:create', ({ workerPool }) => jobWorkerIds.add(workerPool.id));
+  events.on('worker:create', ({ worker }) => jobWorkerIds.add(worker.workerId));
   const runner = await run({
     pgPool: database.pool,
+    events,
     taskList,
     crontab: registry.crontab.join('\n'),
     concurrency: options.concurrency,
@@ -99,7 +117,12 @@ export async function startWorker(
       const timer = setTimeout(wake, ms);
       sleepers.add(wake);
     });
-  const loops = [...registry.loops, heartbeatLoop(database.db)].map(async (loop) => {
+  const heartbeat = heartbeatLoop(database.db, {
+    jobWorkerIds: () => [...jobWorkerIds],
+    staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
+    log,
+  });
+  const loops = [...registry.loops, heartbeat].map(async (loop) => {
     let failing = false;
     while (!stopping) {
       let more = false;
@@ -126,6 +149,9 @@ export async function startWorker(
       for (const wake of [...sleepers]) wake();
       await Promise.all(loops);
       await runner.stop();
+      await heartbeat
+        .stopped()
+        .catch((error) => log.warn({ err: error }, 'could not note the worker stopped'));
     },
   };
 }
