@@ -40,12 +40,12 @@ import { messagingRoutes } from './modules/messaging/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
+// SDR campaigns
+import { sdrRoutes } from './modules/sdr/routes.ts';
 // sequences
 import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
-// SDR campaigns
-import { sdrRoutes } from './modules/sdr/routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';

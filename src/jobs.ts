@@ -2,13 +2,13 @@ import { agentJobs } from './modules/agents/jobs.ts';
 // ai-kb
 import { gistJobs } from './modules/ai/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
+import { knowledgeJobs } from './modules/knowledge/jobs.ts';
 // messaging (SMS)
 import { messagingJobs } from './modules/messaging/jobs.ts';
-// sequences
-import { sequenceJobs } from './modules/sequences/jobs.ts';
-import { knowledgeJobs } from './modules/knowledge/jobs.ts';
 // SDR campaigns
 import { sdrJobs } from './modules/sdr/jobs.ts';
+// sequences
+import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';

@@ -437,6 +437,8 @@ export function companyContactsGistJson(
           WHERE c.org_id = ${orgId} AND c.client_id = ${clientId} AND c.company_id = ${companyId}
             AND c.archived_at IS NULL
           ORDER BY c.id DESC LIMIT ${sql.lit(limit)}) cc), '[]'::jsonb)`;
+}
+
 /** Contacts of any client of the org, as a dialer needs them: their client, primary phone and zone. */
 export function findOrgContactsForDialing(db: Executor, orgId: string, ids: string[]) {
   return db

@@ -40,12 +40,12 @@ export type ErrorCode =
   | 'service_unavailable'
   | 'internal_error'
   // sequences
-  | 'sequence_archived';
+  | 'sequence_archived'
   // ai-kb: the LLM behind gists failed or timed out
-  | 'ai_unavailable';
+  | 'ai_unavailable'
   // SDR campaigns
   | 'agency_key_required'
-  | 'prospect_in_call';
+  | 'prospect_in_call'
   // reliability (issue 17): a path segment past the router's length limit
   | 'uri_too_long';
 
