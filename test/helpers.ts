@@ -95,7 +95,9 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const config = loadConfig(testEnv(testDb.url, overrides));
-  const database = openDatabase(testDb.url, { max: 30 });
+  // Files run two at a time on a shared machine: a test waits for a connection rather than failing
+  // on the production connect time-out when 500 transactions queue for 30 connections.
+  const database = openDatabase(testDb.url, { max: 30, connectTimeoutMs: 30_000 });
   const log = serviceLog(config.logLevel);
   const redis = await connectRateLimitStore(config, log);
   const platform = createPlatform(config, database, await loadSecrets(config), redis, log);
