@@ -146,16 +146,16 @@ export async function listLedger(db: Executor, tenant: Tenant, page: PageRequest
 }
 
 /**
- * The balance change and its ledger entry, in two statements: the conditional UPDATE of the balance
- * and an INSERT whose unique cause key makes a repeat skip. Undefined when the balance is too low
- * (or the org unknown): nothing changed. A repeated cause passed the UPDATE first, so it is undone:
- * the rare path pays the extra statements, the common one stays at two.
+ * The balance change and its ledger entry, in one statement: the conditional UPDATE of the balance
+ * and an INSERT whose unique cause key makes a repeat skip (one round trip with the balance row
+ * locked, so concurrent FUEL changes of the org wait as little as possible). Undefined when the
+ * balance is too low (or the org unknown): nothing changed. A repeated cause passed the UPDATE too,
+ * so it is undone: the rare path pays the extra statements, the common one stays at one.
  */
 async function applyOnce(trx: Trx, entry: store.NewLedgerEntry): Promise<FuelChange | undefined> {
-  const balance = await store.addToBalance(trx, entry.orgId, entry.amount);
-  if (balance === undefined) return undefined;
-  const inserted = await store.insertEntryOnce(trx, entry, balance);
-  if (inserted) return { applied: true, entry: inserted };
+  const applied = await store.applyEntry(trx, entry);
+  if (applied.balance === undefined) return undefined;
+  if (applied.entry) return { applied: true, entry: applied.entry };
   await store.addToBalance(trx, entry.orgId, -entry.amount);
   const earlier = await store.findEntryOfCause(trx, entry.orgId, {
     reason: entry.reason,

@@ -37,30 +37,47 @@ export async function addToBalance(trx: Trx, orgId: string, amount: number) {
   return row?.fuel_balance;
 }
 
-const insertEntryStatement = prepare((db, p: NewLedgerEntry & { balanceAfter: number }) =>
-  db
-    .insertInto('fuel_ledger')
-    .values({
-      id: p.id,
-      org_id: p.orgId,
-      client_id: p.clientId,
-      amount: p.amount,
-      balance_after: p.balanceAfter,
-      reason: p.reason,
-      reference_type: p.referenceType,
-      reference_id: p.referenceId,
-      note: p.note,
-    })
-    .onConflict((conflict) =>
-      conflict.columns(['org_id', 'reference_type', 'reference_id', 'reason']).doNothing(),
-    )
-    .returningAll(),
+/**
+ * The balance change and its ledger entry in one statement (one round trip while the org's balance
+ * row is locked): `balance` is the new balance, or null when it would go below zero (or the org is
+ * unknown) and nothing changed; `entry` is the new entry, or null when the cause had one already, in
+ * which case the balance did change and the caller undoes it.
+ */
+const applyStatement = prepare(
+  (_db, p: NewLedgerEntry) =>
+    sql<{ balance: number | null; entry: LedgerRow | null }>`
+    WITH balance AS (
+      UPDATE orgs SET fuel_balance = fuel_balance + ${p.amount}
+      WHERE id = ${p.orgId} AND fuel_balance + ${p.amount} >= 0
+      RETURNING fuel_balance),
+    entry AS (
+      INSERT INTO fuel_ledger
+        (id, org_id, client_id, amount, balance_after, reason, reference_type, reference_id, note)
+      SELECT ${p.id}, ${p.orgId}, ${p.clientId}, ${p.amount}, fuel_balance, ${p.reason}, ${p.referenceType},
+             ${p.referenceId}, ${p.note}
+      FROM balance
+      ON CONFLICT (org_id, reference_type, reference_id, reason) DO NOTHING
+      RETURNING *)
+    SELECT (SELECT fuel_balance FROM balance) AS balance, (SELECT to_jsonb(entry) FROM entry) AS entry`,
 );
 
-/** Appends the entry, or returns undefined when its cause already has an entry of this reason. */
-export async function insertEntryOnce(trx: Trx, entry: NewLedgerEntry, balanceAfter: number) {
-  const [row] = await insertEntryStatement.run(trx, { ...entry, balanceAfter });
-  return row;
+export async function applyEntry(trx: Trx, entry: NewLedgerEntry) {
+  const [row] = await applyStatement.run(trx, entry);
+  return {
+    balance: row.balance === null ? undefined : Number(row.balance),
+    entry: row.entry ? ledgerRowOfJson(row.entry) : undefined,
+  };
+}
+
+/** A ledger row read back through JSON: its numbers and dates as the driver gives them. */
+function ledgerRowOfJson(json: LedgerRow): LedgerRow {
+  const row = json as unknown as Record<string, unknown>;
+  return {
+    ...json,
+    amount: Number(row.amount),
+    balance_after: Number(row.balance_after),
+    created_at: new Date(row.created_at as string),
+  } as LedgerRow;
 }
 
 export function findBalance(db: Executor, orgId: string) {
