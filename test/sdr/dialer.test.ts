@@ -117,6 +117,10 @@ describe('the SDR dialer: windows, concurrency, attempts, consent at dial time, 
     );
     assert.equal(listed.length, 5, 'GET /v1/calls shows the calls with their sdr_campaign_id');
     assert.equal((await campaign(id)).stats.in_flight, 5);
+    const removing = await agency('DELETE', `/sdr/campaigns/${id}/prospects/${all[0].id}`);
+    assert.equal(removing.status, 409);
+    assert.equal(removing.body.error, 'prospect_in_call');
+    assert.equal(removing.body.details.call_id, all[0].call_ids[0]);
   });
 
   test('with max_concurrent_calls 2 and six prospects, at most two calls overlap; outcomes and events arrive once', async () => {
@@ -149,6 +153,11 @@ describe('the SDR dialer: windows, concurrency, attempts, consent at dial time, 
       contacts.map((c) => byContact.get(c).status),
       ['connected', 'connected', 'connected', 'connected', 'booked', 'voicemail'],
     );
+    const booked = (await agency('GET', `/sdr/campaigns/${id}/prospects?status=booked`)).body.data;
+    assert.deepEqual(
+      booked.map((p: { contact_id: string }) => p.contact_id),
+      [contacts[4]],
+    );
     const stats = (await campaign(id)).stats;
     assert.deepEqual([stats.connected, stats.voicemails, stats.booked, stats.attempts], [5, 1, 1, 6]);
 
@@ -180,9 +189,10 @@ describe('the SDR dialer: windows, concurrency, attempts, consent at dial time, 
       },
       { started: 1, completed: 1, connected: 5, voicemail: 1, booked: 1, outbound: 6 },
     );
-    const booked = ours.find((r) => r.body.type === 'sdr.call.booked')!.body.data;
-    assert.equal(booked.contact_id, contacts[4]);
-    assert.equal(booked.prospect_id, byContact.get(contacts[4]).id);
+    const bookedEvent = ours.find((r) => r.body.type === 'sdr.call.booked')!.body.data;
+    assert.equal(bookedEvent.contact_id, contacts[4]);
+    assert.equal(bookedEvent.prospect_id, byContact.get(contacts[4]).id);
+    assert.equal(bookedEvent.booking_url, 'https://cal.com/acme');
     const outbound = ours.find(
       (r) => r.body.type === 'sdr.outbound.completed' && r.body.data.contact_id === contacts[4],
     )!.body.data;

@@ -20,6 +20,7 @@ import {
 import {
   addProspects,
   archiveCampaign,
+  assertAgencyKey,
   createCampaign,
   getCampaign,
   getSettings,
@@ -41,9 +42,7 @@ export const sdrRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // The API applies call steps too (provider webhooks): campaigns learn their calls' outcomes here as well.
   useSdrOutcomes(config.sdrHourMs);
   // Before the body is validated, so a client key learns it is refused whatever it sent.
-  app.addHook('preValidation', async (request) => {
-    await sdrScope(db, request.tenant);
-  });
+  app.addHook('preValidation', async (request) => assertAgencyKey(request.tenant));
 
   app.get(
     '/sdr/settings',

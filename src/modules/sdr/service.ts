@@ -79,9 +79,14 @@ const OPEN: CampaignStatus[] = ['draft', 'scheduled', 'active', 'paused'];
  * or as a client) reach it; a client-bound key is 403 `agency_key_required`.
  */
 export async function sdrScope(db: Executor, tenant: Tenant): Promise<TenantScope> {
-  if (tenant.key.kind !== 'agency') throw errors.agencyKeyRequired();
+  assertAgencyKey(tenant);
   const org = await getOrg(db, tenant.orgId);
   return { orgId: tenant.orgId, clientId: org.house_client_id };
+}
+
+/** 403 `agency_key_required` for any key but an agency key. */
+export function assertAgencyKey(tenant: Tenant): void {
+  if (tenant.key.kind !== 'agency') throw errors.agencyKeyRequired();
 }
 
 // Settings
