@@ -107,6 +107,8 @@ export interface Owner {
   tenant: TestTenant;
   /** The client-bound key of client A. */
   call: Call;
+  /** The agency key of the org, for resources only an agency key reaches (`scope: 'agency'`). */
+  agency: Call;
   /** The ids made so far, by param name. */
   params: Record<string, string>;
 }
@@ -114,12 +116,23 @@ export interface Owner {
 /** One resource the API makes: its collection POST (idempotency sweep) and how to make one. */
 export interface Creator {
   /** The creating POST of the resource, when the API has one: its body, and the id in its answer. */
-  post?: { body: () => object; id: (body: any) => string };
+  post?: {
+    body: () => object;
+    id: (body: any) => string;
+    /** A body that refers to other resources of the owner, made for it (the idempotency sweep's). */
+    bodyFor?: (owner: Owner) => Promise<object>;
+  };
   /**
    * Makes one when there is no creating POST of its own (admin calls, rows the system writes);
    * wins over `post` when both are given (`post` then only supplies a valid body for the sweeps).
    */
   make?: (owner: Owner) => Promise<string>;
+  /**
+   * `agency`: the resource lives at the agency (the org's house client) and only agency keys reach
+   * it (SDR). It is made and read with the agency key; a client key of the same org is refused with
+   * 403 `agency_key_required`, and the agency key acting as another of its clients is the owner.
+   */
+  scope?: 'agency';
 }
 
 const post = (body: () => object, field: string): Creator => ({
@@ -205,7 +218,110 @@ export const creators: Record<string, Creator> = {
       return response.json().call_id;
     },
   },
+  // SMS: a conversation opens when a message arrives at one of the client's numbers.
+  '/v1/sms/conversations/:id': {
+    make: async ({ t, tenant, call }) => {
+      const to = phoneNumber();
+      const from = phoneNumber();
+      await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/numbers`, {
+        number: to,
+        client_id: tenant.clientId,
+      });
+      const inbound = await t.app.inject({
+        method: 'POST',
+        url: '/admin/v1/simulator/sms/inbound',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { from, to, body: 'Hello' },
+      });
+      if (inbound.statusCode !== 202) throw new Error(`inbound sms: ${inbound.statusCode} ${inbound.body}`);
+      const conversations = await call('GET', `/sms/conversations?phone_number=${encodeURIComponent(from)}`);
+      return conversations.body.data[0].id;
+    },
+  },
+  '/v1/sequences/:id': post(
+    () => ({ name: `S ${next()}`, steps: [{ kind: 'sms', wait_minutes: 0, body: 'Hi' }] }),
+    'sequence',
+  ),
+  '/v1/sequences/:id/enrollments/:enrollmentId': {
+    post: {
+      body: () => ({ contact_id: randomUUID() }),
+      id: (answer) => answer.enrollment.id,
+      bodyFor: async ({ call }) => ({
+        contact_id: await madeBy(call, '/crm/contacts', { email: `s${next()}@example.com` }, 'contact'),
+      }),
+    },
+    make: async ({ call, params }) => {
+      const contact = await call('POST', '/crm/contacts', { email: `s${next()}@example.com` });
+      const enrolled = await call('POST', `/sequences/${params.id}/enrollments`, {
+        contact_id: contact.body.contact.id,
+      });
+      if (enrolled.status !== 201)
+        throw new Error(`enrollment: ${enrolled.status} ${JSON.stringify(enrolled.body)}`);
+      return enrolled.body.enrollment.id;
+    },
+  },
+  '/v1/kb/:id': post(() => ({ name: `KB ${next()}` }), 'knowledge_base'),
+  '/v1/kb/:id/documents/:docId': post(
+    () => ({ title: `Doc ${next()}`, source_type: 'manual', content: 'Opening hours are nine to five.' }),
+    'document',
+  ),
+  // A signed upload target: no route reads it back (the document made from it is the resource).
+  '/v1/kb/:id/uploads/:storagePath': {
+    post: {
+      body: () => ({ filename: `f${next()}.txt`, mime_type: 'text/plain', byte_size: 10 }),
+      id: (answer) => answer.upload.storage_path,
+    },
+  },
+  // Gists summarize CRM records: the path's id is the record's.
+  '/v1/ai/contacts/:id': {
+    make: ({ call }) => madeBy(call, '/crm/contacts', { email: `g${next()}@example.com` }, 'contact'),
+  },
+  '/v1/ai/companies/:id': {
+    make: ({ call }) => madeBy(call, '/crm/companies', { name: `G ${next()}` }, 'company'),
+  },
+  '/v1/ai/deals/:id': { make: ({ call }) => madeBy(call, '/crm/deals', { name: `G ${next()}` }, 'deal') },
+  '/v1/sdr/campaigns/:id': {
+    scope: 'agency',
+    post: {
+      body: () => ({ name: `Campaign ${next()}` }),
+      id: (answer) => answer.campaign.id,
+      bodyFor: (owner) => campaignBody(owner),
+    },
+    make: async (owner) => madeBy(owner.agency, '/sdr/campaigns', await campaignBody(owner), 'campaign'),
+  },
+  '/v1/sdr/campaigns/:id/prospects/:prospectId': {
+    scope: 'agency',
+    post: {
+      body: () => ({ contact_ids: [] }),
+      id: () => 'no id: the answer counts what was added',
+      bodyFor: async ({ call }) => ({
+        contact_ids: [await madeBy(call, '/crm/contacts', { email: `p${next()}@example.com` }, 'contact')],
+      }),
+    },
+    make: async ({ call, agency, params }) => {
+      const contact = await madeBy(call, '/crm/contacts', { email: `p${next()}@example.com` }, 'contact');
+      const added = await agency('POST', `/sdr/campaigns/${params.id}/prospects`, { contact_ids: [contact] });
+      if (added.status !== 201) throw new Error(`prospect: ${added.status} ${JSON.stringify(added.body)}`);
+      const prospects = await agency('GET', `/sdr/campaigns/${params.id}/prospects`);
+      return prospects.body.data[0].id;
+    },
+  },
 };
+
+/** A campaign of an org with SDR turned on, calling from a number of its own. */
+async function campaignBody({ t, tenant }: Owner) {
+  const from = phoneNumber();
+  await adminCall(t.app, 'PATCH', `/orgs/${tenant.orgId}`, { features: { sdr_outbound: true } });
+  await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/numbers`, { number: from });
+  return { name: `Campaign ${next()}`, from_number: from };
+}
+
+/** POSTs `body` to `collection` and returns the id of the answer's `field`, or throws. */
+async function madeBy(call: Call, collection: string, body: object, field: string): Promise<string> {
+  const answer = await call('POST', collection, body);
+  if (answer.status >= 300) throw new Error(`${collection}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body[field].id;
+}
 
 let numbers = 0;
 function phoneNumber(): string {
@@ -230,7 +346,7 @@ export async function makePath(owner: Owner, url: string): Promise<string> {
       id = await creator.make({ ...owner, params });
     } else {
       const collection = fillPath(key.slice(0, key.lastIndexOf('/')), params).replace(/^\/v1/, '');
-      const answer = await owner.call('POST', collection, creator.post!.body());
+      const answer = await callerOf(owner, key)('POST', collection, creator.post!.body());
       if (answer.status >= 300)
         throw new Error(`${collection}: ${answer.status} ${JSON.stringify(answer.body)}`);
       id = creator.post!.id(answer.body);
@@ -250,5 +366,20 @@ function paramsFor(owner: Owner, url: string): Record<string, string> {
 }
 
 export function ownerOf(t: TestApp, tenant: TestTenant): Owner {
-  return { t, tenant, call: caller(t, tenant.client), params: {} };
+  return { t, tenant, call: caller(t, tenant.client), agency: caller(t, tenant.agency), params: {} };
+}
+
+/** Whether a resource on the way to `url` lives at the agency (see Creator.scope). */
+export function agencyScoped(url: string): boolean {
+  return (
+    pathParams(url).some((param) => creators[resourceKey(url, param)]?.scope === 'agency') ||
+    Object.entries(creators).some(
+      ([key, creator]) => creator.scope === 'agency' && key.slice(0, key.lastIndexOf('/')) === url,
+    )
+  );
+}
+
+/** The key the owner uses for `url`: the agency key for agency resources, else client A's. */
+export function callerOf(owner: Owner, url: string): Call {
+  return agencyScoped(url) ? owner.agency : owner.call;
 }

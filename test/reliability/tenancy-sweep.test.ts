@@ -13,6 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import { type Call, caller } from '../crm/crm-client.ts';
 import { adminCall, buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import {
+  agencyScoped,
+  callerOf,
   creators,
   exampleOf,
   makePath,
@@ -34,6 +36,13 @@ function bodyFor(method: string, url: string, schema: unknown): unknown {
   return exampleOf(schema);
 }
 
+/** The route's required query parameters, with minimal valid values (`?q=x` for a search). */
+function requiredQuery(schema: any): string {
+  const required: string[] = schema?.required ?? [];
+  const values = required.map((name) => [name, String(exampleOf(schema.properties[name]))]);
+  return values.length ? `?${new URLSearchParams(values)}` : '';
+}
+
 const ORDER: Record<string, number> = { GET: 0, POST: 1, PUT: 1, PATCH: 1, DELETE: 2 };
 
 describe('tenancy sweep over the route table', () => {
@@ -52,6 +61,7 @@ describe('tenancy sweep over the route table', () => {
       name: 'b',
       kind: 'client',
       client_id: clientB.id,
+      rate_limit_per_minute: 1_000_000,
     });
     owner = ownerOf(t, tenant);
     attackers = {
@@ -81,13 +91,14 @@ describe('tenancy sweep over the route table', () => {
     assert.deepEqual([...missing], [], 'resources with no creator in test/reliability/route-sweep.ts');
 
     const urls = new Map<string, string>();
-    for (const route of operations) urls.set(route.url, await makePath(owner, route.url));
+    for (const route of operations)
+      urls.set(route.url, (await makePath(owner, route.url)) + requiredQuery(route.schema?.querystring));
 
     const reads = operations.filter((route) => route.method === 'GET');
     const snapshot = async () => {
       const seen: Record<string, unknown> = {};
       for (const route of reads) {
-        const answer = await owner.call('GET', urls.get(route.url)!.replace(/^\/v1/, ''));
+        const answer = await callerOf(owner, route.url)('GET', urls.get(route.url)!.replace(/^\/v1/, ''));
         seen[route.url] = { status: answer.status, body: answer.body };
       }
       return seen;
@@ -100,14 +111,16 @@ describe('tenancy sweep over the route table', () => {
     for (const route of operations) {
       const url = urls.get(route.url)!.replace(/^\/v1/, '');
       const body = route.schema?.body ? bodyFor(route.method, route.url, route.schema.body) : undefined;
+      const atAgency = agencyScoped(route.url);
       for (const [who, call] of Object.entries(attackers)) {
+        // The org's own agency key owns agency resources, whichever client it acts as.
+        if (atAgency && who === 'the agency key acting as client B') continue;
         const answer = await call(route.method as 'GET', url, body);
         const keys = answer.body && typeof answer.body === 'object' ? Object.keys(answer.body) : [];
-        if (
-          answer.status !== 404 ||
-          answer.body?.error !== 'not_found' ||
-          keys.some((key) => !['error', 'message', 'details'].includes(key))
-        ) {
+        // A client key never reaches an agency resource at all: refused before any lookup.
+        const refused = atAgency && answer.status === 403 && answer.body?.error === 'agency_key_required';
+        const leaked = keys.some((key) => !['error', 'message', 'details'].includes(key));
+        if (leaked || (!refused && (answer.status !== 404 || answer.body?.error !== 'not_found'))) {
           failures.push(
             `${route.method} ${route.url} as ${who}: ${answer.status} ${JSON.stringify(answer.body)}`,
           );
@@ -140,9 +153,11 @@ describe('tenancy sweep over the route table', () => {
       const creator = entry[1];
       const url = (await makePath(owner, route.url)).replace(/^\/v1/, '');
       const key = randomUUID();
-      const body = creator.post!.body();
-      const first = await owner.call('POST', url, body, { 'idempotency-key': key });
-      const again = await owner.call('POST', url, body, { 'idempotency-key': key });
+      const makeBody = () => creator.post!.bodyFor?.(owner) ?? Promise.resolve(creator.post!.body());
+      const body = await makeBody();
+      const as = callerOf(owner, route.url);
+      const first = await as('POST', url, body, { 'idempotency-key': key });
+      const again = await as('POST', url, body, { 'idempotency-key': key });
       if (first.status !== 201) {
         failures.push(`${route.url}: ${first.status} ${JSON.stringify(first.body)}`);
         continue;
@@ -151,7 +166,7 @@ describe('tenancy sweep over the route table', () => {
         failures.push(`${route.url}: the repeat made another resource (${again.status})`);
       else if (again.headers['idempotent-replayed'] !== 'true')
         failures.push(`${route.url}: the repeat is not marked Idempotent-Replayed`);
-      const reused = await owner.call('POST', url, creator.post!.body(), { 'idempotency-key': key });
+      const reused = await as('POST', url, await makeBody(), { 'idempotency-key': key });
       if (reused.status !== 422 || reused.body.error !== 'idempotency_key_reused')
         failures.push(`${route.url}: the key reused with another body answered ${reused.status}`);
     }

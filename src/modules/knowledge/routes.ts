@@ -205,21 +205,26 @@ export const knowledgeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Get a signed URL to upload a file for a document',
         params: KbParams,
+        headers: IdempotencyHeaders,
         body: CreateUploadBody,
         response: { 201: Type.Object({ upload: UploadSchema }), ...errorResponses(404) },
       },
     },
-    async (request, reply) => {
-      const upload = await createUpload(
-        db,
-        storage,
-        request.tenant,
-        request.params.id,
-        request.body,
-        config.kbFetchMaxBytes,
-      );
-      return reply.code(201).send({ upload });
-    },
+    // A replay answers the same signed URL (valid until its expires_at) rather than a second object key.
+    async (request, reply) =>
+      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
+        status: 201,
+        body: {
+          upload: await createUpload(
+            trx,
+            storage,
+            request.tenant,
+            request.params.id,
+            request.body,
+            config.kbFetchMaxBytes,
+          ),
+        },
+      })),
   );
 
   app.get(
