@@ -53,6 +53,8 @@ CREATE TABLE sms_messages (
   cause_key text,
   -- Outbound only: `pending` until a worker has handed it to the provider (or given it up); while
   -- pending, `send_after` is when it may be claimed (now for a new one, the lease's end for a claimed one).
+  -- `unconfirmed`: the send failed in a way that may have reached the carrier; its status callback
+  -- settles it, or it fails at `send_after`.
   send_state text CHECK (send_state IN ('pending', 'done', 'unconfirmed')),
   send_after timestamptz,
   send_attempts integer NOT NULL DEFAULT 0,
@@ -69,4 +71,6 @@ CREATE TABLE sms_messages (
 );
 CREATE INDEX sms_messages_conversation ON sms_messages (conversation_id, id DESC);
 CREATE INDEX sms_messages_send_due ON sms_messages (send_after) WHERE send_state = 'pending';
+-- Sends that may have reached the carrier, awaiting their status callback until `send_after`.
+CREATE INDEX sms_messages_unconfirmed ON sms_messages (send_after) WHERE send_state = 'unconfirmed';
 CREATE INDEX sms_messages_report_due ON sms_messages (report_after) WHERE report_after IS NOT NULL;

@@ -167,4 +167,58 @@ describe('Twilio: signed webhooks in, status callbacks never backwards', () => {
     assert.equal(events.length, 1);
     assert.equal(await balanceOf(t, tenant), balance);
   });
+
+  test('a send that may have reached Twilio is never repeated: its callback settles it, or it fails after the grace', async () => {
+    const provider = new TwilioSmsProvider(
+      { accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN, messagingServiceSid: null },
+      { httpClient: standIn.httpClient() },
+    );
+    const read = async (m: any) =>
+      (await client('GET', `/sms/conversations/${m.conversation_id}/messages`)).body.data.find(
+        (x: any) => x.id === m.id,
+      );
+    const requestsBefore = standIn.requestCount();
+    const first = (await client('POST', '/sms/messages', { to: '+14155557004', body: 'Maybe sent' })).body
+      .message;
+    standIn.replyNext({
+      status: 500,
+      body: JSON.stringify({ code: 20500, message: 'Internal error', status: 500 }),
+    });
+    await drainSends(senderContext(t, provider));
+    await drainSends(senderContext(t, provider));
+    assert.equal(standIn.requestCount(), requestsBefore + 1, 'one request, not repeated');
+    assert.equal((await read(first)).status, 'sending');
+    const settle = await post(`/hooks/twilio/status?message_id=${first.id}`, {
+      MessageSid: 'SMsettled0000000000000000000000001',
+      MessageStatus: 'delivered',
+    });
+    assert.equal(settle.statusCode, 204);
+    assert.equal((await read(first)).status, 'delivered');
+
+    const second = (await client('POST', '/sms/messages', { to: '+14155557005', body: 'Never heard of' }))
+      .body.message;
+    standIn.replyNext({
+      status: 503,
+      body: JSON.stringify({ code: 20503, message: 'Unavailable', status: 503 }),
+    });
+    await drainSends(senderContext(t, provider));
+    const balance = await balanceOf(t, tenant);
+    // The grace runs out.
+    await t.platform.db
+      .updateTable('sms_messages')
+      .set({ send_after: new Date(Date.now() - 1000) })
+      .where('id', '=', second.id)
+      .execute();
+    await drainSends(senderContext(t, provider));
+    await drainSends(senderContext(t, provider));
+    const failed = await read(second);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.error_code, 'provider_error');
+    assert.equal(await balanceOf(t, tenant), balance, 'FUEL kept: the carrier may have billed it');
+    const events = (await eventsOf(client, 'sms.delivery_failed')).filter(
+      (e) => e.data.message_id === second.id,
+    );
+    assert.equal(events.length, 1);
+    assert.equal(standIn.requestCount(), requestsBefore + 2);
+  });
 });

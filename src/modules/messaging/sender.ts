@@ -12,6 +12,7 @@ import {
   claimDueReports,
   claimDueSends,
   clearReport,
+  expireUnconfirmedSends,
   lockMessage,
   type MessageRow,
   updateMessage,
@@ -31,6 +32,8 @@ import {
 
 /** A send that failed this many times, certainly without reaching the carrier, fails for good. */
 export const MAX_SEND_ATTEMPTS = 5;
+/** How long an `unconfirmed` send waits for the status callback that settles it before it fails. */
+export const UNCONFIRMED_GRACE_MS = 60 * 60_000;
 
 export interface SenderContext {
   db: Db;
@@ -43,6 +46,12 @@ export interface SenderContext {
 
 /** One round of the send loop; true when there may be more due right away. */
 export async function sendDueMessages(context: SenderContext): Promise<boolean> {
+  for (const id of await expireUnconfirmedSends(context.db, context.batch)) {
+    // Perhaps sent, never confirmed: failed, and its FUEL kept (the carrier may have billed it).
+    await finish(context.db, id, { status: 'failed', errorCode: 'provider_error' }).catch((error) =>
+      context.log.error({ err: error, messageId: id }, 'expiring an unconfirmed SMS failed'),
+    );
+  }
   const rows = await claimDueSends(context.db, context.leaseMs, context.batch);
   await Promise.all(rows.map((row) => sendOne(context, row)));
   return rows.length === context.batch;
@@ -73,7 +82,10 @@ async function sendOne(context: SenderContext, row: MessageRow): Promise<void> {
       });
     } catch (error) {
       if (error instanceof SmsProviderUnavailableError && error.mayHaveBeenSent) {
-        await updateMessage(db, row.id, { send_state: 'unconfirmed', send_after: null });
+        await updateMessage(db, row.id, {
+          send_state: 'unconfirmed',
+          send_after: new Date(Date.now() + UNCONFIRMED_GRACE_MS),
+        });
         return;
       }
       log.warn({ err: error, messageId: row.id, attempt: row.send_attempts }, 'sending an SMS failed');

@@ -83,9 +83,13 @@ export type Conversation = ReturnType<typeof toConversation>;
 
 const inboundHandlers: ((trx: Trx, message: InboundSms) => Promise<void>)[] = [];
 
-/** Registers a handler of "inbound message stored"; it runs in the storing transaction, after consent keywords. */
+/**
+ * Registers a handler of "inbound message stored"; it runs in the storing transaction, after consent
+ * keywords, and its failure undoes the storing (the carrier retries). Handlers are per process: register
+ * each once (the same function again is ignored), e.g. where `src/app.ts` or `src/jobs.ts` wires modules.
+ */
 export function onInboundMessage(handler: (trx: Trx, message: InboundSms) => Promise<void>): void {
-  inboundHandlers.push(handler);
+  if (!inboundHandlers.includes(handler)) inboundHandlers.push(handler);
 }
 
 /**

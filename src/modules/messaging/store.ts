@@ -179,6 +179,20 @@ export async function claimDueSends(db: Executor, leaseMs: number, limit: number
   return rows;
 }
 
+/**
+ * Gives up on sends left `unconfirmed` (the provider may have taken them, and no status callback came
+ * within the grace): settled in the same statement, so only one worker gets each. Returns their ids.
+ */
+export async function expireUnconfirmedSends(db: Executor, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    UPDATE sms_messages SET send_state = 'done', send_after = NULL
+    WHERE id IN (
+      SELECT id FROM sms_messages WHERE send_state = 'unconfirmed' AND send_after <= now()
+      LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING id`.execute(db);
+  return rows.map((row) => row.id);
+}
+
 /** Claims delivery reports that are due, under a lease like the sends. */
 export async function claimDueReports(
   db: Executor,

@@ -102,9 +102,9 @@ export interface SmsWebhookRequest {
 
 /**
  * Where a provider reports status changes it makes itself, later (the simulator's delivery reports; Twilio's
- * come as status webhooks instead). The messaging module implements it durably: a graphile-worker job with
- * `runAt` = now + `afterMs` and a job key such as `sms-status:<messageId>:<status>`, so a report scheduled
- * by one process survives its restart and a repeated send schedules it once.
+ * come as status webhooks instead). The messaging module implements it durably: the report is held on its
+ * message row with the time it is due and a worker loop applies it then (`src/modules/messaging/provider.ts`),
+ * so a report scheduled by one process survives its restart and a repeated send holds it once.
  */
 export interface SmsStatusSink {
   reportLater(update: SmsStatusUpdate, afterMs: number): Promise<void>;
