@@ -3,11 +3,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Call, caller } from '../crm/crm-client.ts';
-import { buildTestApp, createTenant, eventually, type TestApp, testEnv } from '../helpers.ts';
-import { enroll, newContact, newSequence } from './support.ts';
+import { buildTestApp, createTenant, type TestApp, testEnv } from '../helpers.ts';
+import { enroll, eventually, newContact, newSequence } from './support.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
-const ENV = { SEQUENCE_TICK_MS: '100', SEQUENCE_MINUTE_MS: '1000', SEQUENCE_LEASE_MS: '1500' };
+const ENV = { SEQUENCE_TICK_MS: '100', SEQUENCE_MINUTE_MS: '1000', SEQUENCE_LEASE_MS: '5000' };
 const ENROLLMENTS = 300;
 
 describe('a worker process killed mid-tick', () => {

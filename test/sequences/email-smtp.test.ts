@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { closeSequenceEmail } from '../../src/modules/sequences/jobs.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
-import { buildTestApp, createTenant, eventually, type TestApp, type TestTenant } from '../helpers.ts';
+import { buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import { header, type SmtpReceiver, startSmtpReceiver } from '../providers/smtp-receiver.ts';
-import { enroll, newContact, newSequence, readEnrollment } from './support.ts';
+import { enroll, eventually, newContact, newSequence, readEnrollment } from './support.ts';
 
 describe('sequence emails through a real SMTP server (EMAIL_PROVIDER=smtp)', () => {
   let t: TestApp;

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Call, eventsOf } from '../crm/crm-client.ts';
-import {
-  adminCall,
-  buildTestApp,
-  createTenant,
-  eventually,
-  sleep,
-  type TestApp,
-  type TestTenant,
-} from '../helpers.ts';
+import { adminCall, buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { simulateInbound, smsSetup } from '../messaging/support.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
-import { enroll, newContact, newSequence, readEnrollment, simulatedEmails, stepSends } from './support.ts';
+import {
+  enroll,
+  eventually,
+  newContact,
+  newSequence,
+  readEnrollment,
+  simulatedEmails,
+  stepSends,
+} from './support.ts';
 
 const FROM = '+14155550177';
 const MINUTE_MS = 700;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Call, caller } from '../crm/crm-client.ts';
-import { adminCall, type TestApp, type TestTenant } from '../helpers.ts';
+import { adminCall, eventually as eventuallyWithin, type TestApp, type TestTenant } from '../helpers.ts';
 
 export interface StepInput {
   kind: 'sms' | 'email';
@@ -71,4 +71,13 @@ export function stepSends(t: TestApp, enrollmentId: string) {
 
 export function tenantCaller(t: TestApp, tenant: TestTenant): Call {
   return caller(t, tenant.client);
+}
+
+/** `eventually` with a default wait of 30 s: ticks, workers and webhook deliveries share a loaded machine. */
+export function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  stepMs?: number,
+): Promise<T> {
+  return eventuallyWithin(check, timeoutMs, stepMs);
 }

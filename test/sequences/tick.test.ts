@@ -1,14 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sequenceEmail } from '../../src/modules/sequences/jobs.ts';
 import { claimDueEnrollments } from '../../src/modules/sequences/store.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
-import { buildTestApp, createTenant, eventually, sleep, type TestApp, type TestTenant } from '../helpers.ts';
+import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
-import { enroll, newContact, newSequence, readEnrollment, simulatedEmails, stepSends } from './support.ts';
+import {
+  enroll,
+  eventually,
+  newContact,
+  newSequence,
+  readEnrollment,
+  simulatedEmails,
+  stepSends,
+} from './support.ts';
 
 const TICK_MS = 100;
 const MINUTE_MS = 600;
-const LEASE_MS = 1500;
+const LEASE_MS = 4000;
 
 describe('the sequence tick: steps run once each, in order, on time', () => {
   let t: TestApp;
@@ -52,26 +61,31 @@ describe('the sequence tick: steps run once each, in order, on time', () => {
     const enrollments = [];
     for (const contact of contacts) enrollments.push(await enroll(call, sequence.id, contact.id));
     // The dead worker: it claimed every due enrollment and ran none.
+    const started = Date.now();
     const claimed = await claimDueEnrollments(t.platform.db, LEASE_MS, 100);
     assert.equal(claimed.length, 5);
     // ... and had sent the first one's email before it died, without recording the step.
-    const { sequenceEmail } = await import('../../src/modules/sequences/jobs.ts');
     await sequenceEmail(t.platform).send({
       key: `sequence_step:${enrollments[0].id}:0`,
       to: contacts[0].email,
       subject: 'One',
       text: 'First',
     });
-    const started = Date.now();
     await workers(1);
-    await sleep(LEASE_MS / 2);
-    for (const enrollment of enrollments)
-      assert.equal((await readEnrollment(call, sequence.id, enrollment.id)).status, 'active', 'leased');
+    await sleep(LEASE_MS / 4);
+    const states = await Promise.all(enrollments.map((e) => readEnrollment(call, sequence.id, e.id)));
+    // Meaningful only while the lease surely holds (a loaded machine may be slow to start the worker).
+    if (Date.now() - started < LEASE_MS / 2)
+      assert.deepEqual(
+        states.map((e) => e.status),
+        enrollments.map(() => 'active'),
+        'not taken over while the lease holds',
+      );
     for (const enrollment of enrollments)
       await eventually(
         async () => (await readEnrollment(call, sequence.id, enrollment.id)).status === 'completed',
       );
-    assert.ok(Date.now() - started >= LEASE_MS - 200, 'not before the lease ran out');
+    assert.ok(Date.now() - started >= LEASE_MS - 100, 'not before the lease ran out');
     for (const [i, contact] of contacts.entries()) {
       assert.equal((await simulatedEmails(t, contact.email)).length, 1, `one email to contact ${i}`);
       assert.equal((await stepSends(t, enrollments[i].id)).length, 1);
