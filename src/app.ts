@@ -53,6 +53,7 @@ import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
 import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts';
+import { logSafeUrl } from './platform/http/log-safe.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
 import { installRequestMetrics } from './platform/http/request-metrics.ts';
@@ -129,7 +130,8 @@ export async function buildApp(
       request.log.debug(
         {
           method: request.method,
-          url: request.url,
+          // reliability (issue 17): no credential a client put in the query reaches the log
+          url: logSafeUrl(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
         },

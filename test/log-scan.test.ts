@@ -20,5 +20,9 @@ test('the log scan finds a key, a webhook secret and the admin token, and passes
     findings.every((finding) => !finding.includes('a'.repeat(43))),
     'the finding masks the secret',
   );
+  // A service process's deliberate printout (the demo keys of a first start) is not its log.
+  await fs.rm(path.join(dir, '2.log'));
+  await fs.writeFile(path.join(dir, 'child-1.log'), `  agency key: ${key}\n{"msg":"x","k":"${key}"}\n`);
+  assert.equal((await scanServiceLog(dir)).findings.length, 1);
   await fs.rm(dir, { recursive: true });
 });

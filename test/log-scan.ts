@@ -3,7 +3,8 @@ import path from 'node:path';
 
 /**
  * What must never reach the service log (issue 17): an API key (its prefix and 43 characters), a
- * webhook signing secret, the test ADMIN_TOKEN. `npm test` scans the log of the whole suite with it.
+ * webhook signing secret, the test ADMIN_TOKEN. `npm test` scans the log of the whole suite with it:
+ * every line an app under test logged, and the JSON (pino) lines of every service process started.
  */
 const PATTERNS: Array<[string, RegExp]> = [
   ['API key', /(?:gc_live_|cl_live_|sms_live_)[A-Za-z0-9_-]{43}/g],
@@ -19,6 +20,9 @@ export async function scanServiceLog(dir: string): Promise<{ lines: number; find
   for (const file of files.filter((name) => name.endsWith('.log'))) {
     const text = await fs.readFile(path.join(dir, file), 'utf8');
     for (const line of text.split('\n')) {
+      // A service process's output holds its log (JSON lines) and what it prints on purpose, such as
+      // the demo keys of a first start (documented, shown once); the scan is of the log.
+      if (file.startsWith('child-') && !line.startsWith('{')) continue;
       lines += 1;
       for (const [kind, pattern] of PATTERNS) {
         for (const match of line.matchAll(pattern)) {

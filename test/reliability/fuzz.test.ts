@@ -14,7 +14,7 @@ const seed =
   process.env.FUZZ_SEED === 'random'
     ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.FUZZ_SEED ?? 17);
-const numRuns = Number(process.env.FUZZ_RUNS ?? 400);
+const numRuns = Number(process.env.FUZZ_RUNS ?? 1000);
 
 describe('fuzzer over every operation of /v1/openapi.json', () => {
   let t: TestApp;

@@ -37,21 +37,38 @@ export function failedAuthLimit(redis: Redis | null, perMinute: number) {
     );
   };
 
+  /**
+   * Addresses over the limit, and until when, as this process learned from its own counting: the
+   * check before authentication reads this map, so a request that authenticates costs no round trip
+   * to Redis. Another process learns of an address at its next failure from it.
+   */
+  const blocked = new Map<string, number>();
+
   return {
     /** Runs `authenticate`; counts its 401 against the caller's address, and refuses a caller over the limit. */
     async guard<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
-      // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
-      const before = await hit(request.ip, false).catch(() => null);
-      if (before && before.current >= perMinute) throw refusal(before);
+      const until = blocked.get(request.ip);
+      if (until !== undefined) {
+        if (until > Date.now()) throw refusal({ current: perMinute + 1, ttl: until - Date.now() });
+        blocked.delete(request.ip);
+      }
       try {
         return await authenticate();
       } catch (error) {
         if (error instanceof ApiError && error.statusCode === 401) {
+          // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
           const after = await hit(request.ip, true).catch(() => null);
-          if (after && after.current > perMinute) throw refusal(after);
+          if (after && after.current > perMinute) {
+            if (blocked.size >= MAX_BLOCKED) blocked.delete(blocked.keys().next().value as string);
+            blocked.set(request.ip, Date.now() + after.ttl);
+            throw refusal(after);
+          }
         }
         throw error;
       }
     },
   };
 }
+
+/** Addresses remembered as blocked in one process; the oldest is forgotten past it. */
+const MAX_BLOCKED = 100_000;

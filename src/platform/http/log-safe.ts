@@ -1,0 +1,26 @@
+/**
+ * What the service log may hold of a URL (issue 17): the query values that could be credentials
+ * are masked. A client may put a key in the query (`/v1/mcp?api_key=…`) even though the API never
+ * reads it there; the log must not keep it.
+ */
+const SENSITIVE_NAME = /key|token|secret|signature|sig|password|auth|credential/i;
+const SECRET_SHAPE = /(gc_live_|cl_live_|sms_live_|whsec_)[A-Za-z0-9_-]+/g;
+
+export function logSafeUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at === -1) return url.replace(SECRET_SHAPE, '$1…');
+  const query = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const [name, ...rest] = pair.split('=');
+      if (rest.length === 0) return pair;
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {}
+      return SENSITIVE_NAME.test(decoded) ? `${name}=…` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, at)}?${query}`.replace(SECRET_SHAPE, '$1…');
+}
