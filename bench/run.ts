@@ -28,7 +28,8 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script, ...args], {
+  const extra = args[0] === 'api' && process.env.API_NODE_ARGS ? process.env.API_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...extra, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -14,7 +14,14 @@ import {
 } from '../../platform/http/schemas.ts';
 import { channelRoutes } from './channel-routes.ts';
 import { ContactSchema, Email, LifecycleStage, PersonName, Phone, Source, Tags, Title } from './schemas.ts';
-import { getContact, patchContact, searchContacts, type UpsertResult, upsertContact } from './service.ts';
+import {
+  createContact,
+  getContact,
+  patchContact,
+  searchContacts,
+  type UpsertResult,
+  upsertContact,
+} from './service.ts';
 
 const ContactEnvelope = Type.Object({ contact: ContactSchema });
 const tags = ['crm.contacts'];
@@ -91,8 +98,13 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) =>
       retryOnDeadlock(() =>
-        runIdempotent<UpsertResult['body']>(db, request, reply, config.idempotencyTtlHours, (trx) =>
-          upsertContact(trx, request.tenant, request.body, config.phoneDefaultCountry),
+        runIdempotent<UpsertResult['body']>(
+          db,
+          request,
+          reply,
+          config.idempotencyTtlHours,
+          (trx) => upsertContact(trx, request.tenant, request.body, config.phoneDefaultCountry),
+          (db) => createContact(db, request.tenant, request.body, config.phoneDefaultCountry),
         ),
       ),
   );
