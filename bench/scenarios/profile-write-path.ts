@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import type autocannon from 'autocannon';
 import pg from 'pg';
 import { v7 } from 'uuid';
 import type { BenchContext, Measurement, Section } from '../lib.ts';
@@ -98,8 +99,16 @@ function cpuOf(pids: number[]): number {
   return ticks * 10; // ms at 100 Hz
 }
 
-function processesOf(port: string): { api: number[]; worker: number[]; postgres: number[] } {
-  const result = { api: [] as number[], worker: [] as number[], postgres: [] as number[] };
+function processesOf(
+  port: string,
+  ceilingPort = '',
+): { api: number[]; worker: number[]; postgres: number[]; ceiling: number[] } {
+  const result = {
+    api: [] as number[],
+    worker: [] as number[],
+    postgres: [] as number[],
+    ceiling: [] as number[],
+  };
   let postmaster = 0;
   const all = fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   for (const entry of all) {
@@ -119,6 +128,8 @@ function processesOf(port: string): { api: number[]; worker: number[]; postgres:
       if (!env.includes(`DATABASE_URL=`) || !env.includes(`:${port}/`)) continue;
       if (cmdline.includes('main.js\0api')) result.api.push(Number(entry));
       if (cmdline.includes('main.js\0worker')) result.worker.push(Number(entry));
+      if (cmdline.includes('ceiling.js') && env.includes(`PORT=${ceilingPort}\0`))
+        result.ceiling.push(Number(entry));
     } catch {}
   }
   return result;
@@ -226,64 +237,85 @@ export default async function writePathProfile(ctx: BenchContext): Promise<Secti
         }),
       );
     }
-    // CPU per create through HTTP: API process, worker (relay), PostgreSQL.
+    // Through HTTP, interleaved so that both see the same background load: requests per second and
+    // the CPU each request costs the serving process, the worker (outbox relay) and PostgreSQL.
     const processes = processesOf(port);
-    notes.push(
-      `processes: api ${processes.api.join(',')}, worker ${processes.worker.join(',')}, postgres ${processes.postgres.length}`,
-    );
-    for (const variant of ['no key', 'Idempotency-Key']) {
-      const before = {
-        api: cpuOf(processes.api),
-        worker: cpuOf(processes.worker),
-        pg: cpuOf(processesOf(port).postgres),
-        self: process.cpuUsage(),
-      };
-      let sequence = 0;
-      const http = await ctx.measure(`HTTP POST /v1/crm/contacts (${variant})`, {
-        url: `${ctx.apiUrl}/v1/crm/contacts`,
-        method: 'POST',
-        headers,
-        durationSeconds: 6,
-        requests: [
-          {
-            method: 'POST',
-            path: '/v1/crm/contacts',
-            setupRequest: (request) => {
-              sequence += 1;
-              return {
-                ...request,
-                headers:
-                  variant === 'no key'
-                    ? request.headers
-                    : { ...request.headers, 'idempotency-key': `${run}-${sequence}` },
-                body: JSON.stringify({
-                  email: `http-${variant.length}-${run}-${sequence}@x.example`,
-                  first_name: 'New',
-                  last_name: `Contact ${sequence}`,
-                }),
-              };
-            },
+    const ceilingPids = processesOf(port, new URL(ctx.ceilingUrl).port).ceiling;
+    let sequence = 0;
+    const post = (variant: 'no key' | 'Idempotency-Key') => ({
+      url: `${ctx.apiUrl}/v1/crm/contacts`,
+      method: 'POST' as const,
+      headers,
+      durationSeconds: 5,
+      requests: [
+        {
+          method: 'POST' as const,
+          path: '/v1/crm/contacts',
+          setupRequest: (request: autocannon.Request) => {
+            sequence += 1;
+            return {
+              ...request,
+              headers:
+                variant === 'no key'
+                  ? request.headers
+                  : { ...request.headers, 'idempotency-key': `${run}-${sequence}` },
+              body: JSON.stringify({
+                email: `http-${run}-${sequence}@x.example`,
+                first_name: 'New',
+                last_name: `Contact ${sequence}`,
+              }),
+            };
           },
-        ],
-      });
-      const creates = http.requestsPerSecond * 6;
-      const self = process.cpuUsage(before.self);
-      const perCreate = (ms: number) => ((ms * 1000) / Math.max(1, creates)).toFixed(0);
-      notes.push(
-        `${http.name}: ${http.requestsPerSecond}/s; CPU µs per create: api ${perCreate(cpuOf(processes.api) - before.api)}, ` +
-          `worker ${perCreate(cpuOf(processes.worker) - before.worker)}, postgres ${perCreate(cpuOf(processesOf(port).postgres) - before.pg)}, ` +
-          `autocannon ${perCreate((self.user + self.system) / 1000)}`,
-      );
-      measurements.push(http);
-    }
-    const ceiling = await ctx.measure('HTTP INSERT ceiling', {
-      url: `${ctx.ceilingUrl}/insert`,
-      method: 'POST',
-      body: '{}',
-      durationSeconds: 6,
+        },
+      ],
     });
-    measurements.push(ceiling);
-
+    const ratios: string[] = [];
+    for (let round = 1; round <= Number(process.env.ROUNDS ?? 3); round++) {
+      const sample = async (
+        name: string,
+        server: number[],
+        options: Parameters<BenchContext['measure']>[1],
+      ) => {
+        const before = {
+          server: cpuOf(server),
+          worker: cpuOf(processes.worker),
+          pg: cpuOf(processesOf(port).postgres),
+        };
+        const m = await ctx.measure(name, options);
+        const n = Math.max(1, m.requestsPerSecond * (options.durationSeconds ?? 8));
+        const per = (ms: number) => Math.round((ms * 1000) / n);
+        const cpu = {
+          server: per(cpuOf(server) - before.server),
+          worker: per(cpuOf(processes.worker) - before.worker),
+          pg: per(cpuOf(processesOf(port).postgres) - before.pg),
+        };
+        notes.push(
+          `round ${round}, ${name}: ${m.requestsPerSecond}/s, CPU µs per request: server ${cpu.server}, worker ${cpu.worker}, postgres ${cpu.pg}`,
+        );
+        process.stdout.write(`${notes[notes.length - 1]}\n`);
+        measurements.push(m);
+        return m;
+      };
+      const ceiling = await sample(`HTTP INSERT ceiling (round ${round})`, ceilingPids, {
+        url: `${ctx.ceilingUrl}/insert`,
+        method: 'POST',
+        body: '{}',
+        durationSeconds: 5,
+      });
+      const create = await sample(
+        `HTTP POST /v1/crm/contacts (round ${round})`,
+        processes.api,
+        post('no key'),
+      );
+      ratios.push((create.requestsPerSecond / ceiling.requestsPerSecond).toFixed(2));
+      if (process.env.WITH_KEY)
+        await sample(
+          `HTTP POST with Idempotency-Key (round ${round})`,
+          processes.api,
+          post('Idempotency-Key'),
+        );
+    }
+    notes.push(`ratios: ${ratios.join(', ')}`);
     for (const note of notes) process.stdout.write(`${note}\n`);
   } finally {
     await pool.end();
