@@ -14,7 +14,7 @@ import type { BenchContext, Measurement, Section } from '../lib.ts';
 const DURATION_MS = 6000;
 const CONCURRENCY = 50;
 
-async function loop(pool: pg.Pool, name: string, once: (n: number) => Promise<void>): Promise<Measurement> {
+async function loop(_pool: pg.Pool, name: string, once: (n: number) => Promise<void>): Promise<Measurement> {
   let done = 0;
   let errors = 0;
   let n = 0;
@@ -307,6 +307,17 @@ export default async function writePathProfile(ctx: BenchContext): Promise<Secti
         processes.api,
         post('no key'),
       );
+      // The same with the worker paused: what the outbox relay's share of the machine costs the create.
+      for (const pid of processes.worker) process.kill(pid, 'SIGSTOP');
+      try {
+        await sample(
+          `HTTP POST /v1/crm/contacts, relay paused (round ${round})`,
+          processes.api,
+          post('no key'),
+        );
+      } finally {
+        for (const pid of processes.worker) process.kill(pid, 'SIGCONT');
+      }
       ratios.push((create.requestsPerSecond / ceiling.requestsPerSecond).toFixed(2));
       if (process.env.WITH_KEY)
         await sample(
