@@ -28,7 +28,9 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script, ...args], {
+  // write-path (issue 10): API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process.
+  const extra = args[0] === 'api' && process.env.API_NODE_ARGS ? process.env.API_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...extra, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -145,6 +147,8 @@ async function main(): Promise<void> {
     for (const file of files) {
       const name = file.replace(/\.js$/, '');
       if (only.length && !only.includes(name)) continue;
+      // write-path (issue 10): profile-* scenarios are diagnostics, run only when named.
+      if (name.startsWith('profile-') && !only.includes(name)) continue;
       process.stdout.write(`\n== ${name}\n`);
       const scenario = (await import(path.join(scenarioDir, file))).default as (
         ctx: BenchContext,

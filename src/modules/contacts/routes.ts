@@ -24,7 +24,14 @@ import {
   Tags,
   Title,
 } from './schemas.ts';
-import { getContact, patchContact, searchContacts, type UpsertResult, upsertContact } from './service.ts';
+import {
+  createContact,
+  getContact,
+  patchContact,
+  searchContacts,
+  type UpsertResult,
+  upsertContact,
+} from './service.ts';
 
 const ContactEnvelope = Type.Object({ contact: ContactSchema });
 const tags = ['crm.contacts'];
@@ -102,8 +109,13 @@ export const contactRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) =>
       retryOnDeadlock(() =>
-        runIdempotent<UpsertResult['body']>(db, request, reply, config.idempotencyTtlHours, (trx) =>
-          upsertContact(trx, request.tenant, request.body, config.phoneDefaultCountry),
+        runIdempotent<UpsertResult['body']>(
+          db,
+          request,
+          reply,
+          config.idempotencyTtlHours,
+          (trx) => upsertContact(trx, request.tenant, request.body, config.phoneDefaultCountry),
+          (db) => createContact(db, request.tenant, request.body, config.phoneDefaultCountry),
         ),
       ),
   );

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import { newId } from '../../platform/db/ids.ts';
+import { newEventId, newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { countEvent } from '../../platform/events/emit.ts';
 import { changedFields, hasChanges, uniqueTags } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -22,12 +23,14 @@ import {
   type ContactFields,
   type ContactRecord,
   contactExcluded,
+  createContactAtOnce,
   deleteContact,
   findContactIds,
   findContactRecord,
   findContactRecords,
   findIdentityOwners,
   findOrgContactsForDialing,
+  identityRaceLost,
   insertContactUnlessKnown,
   listContactRecords,
   lockContactRecord,
@@ -84,28 +87,9 @@ export async function upsertContact(
   input: ContactUpsertInput,
   defaultCountry: string,
 ): Promise<UpsertResult> {
-  const identity: Identity = {
-    email: input.email !== undefined ? normalizeEmail(input.email) : null,
-    phone: input.phone !== undefined ? normalizePhone(input.phone, defaultCountry) : null,
-  };
-  if (identity.email === null && identity.phone === null) {
-    throw errors.validation([
-      { field: 'email', message: 'or phone is required: a contact is upserted by its identity' },
-    ]);
-  }
+  const identity = identityOf(input, defaultCountry);
   const company = await companyOfInput(trx, tenant, input, identity);
-  const fields = {
-    full_name: input.full_name ?? deriveFullName(input.first_name ?? null, input.last_name ?? null),
-    first_name: input.first_name ?? null,
-    last_name: input.last_name ?? null,
-    title: input.title ?? null,
-    lifecycle_stage: input.lifecycle_stage ?? null,
-    company_id: company?.id ?? input.company_id ?? null,
-    owner_user_id: input.owner_user_id ?? null,
-    tags: uniqueTags(input.tags ?? []),
-    source: input.source ?? null,
-    timezone: input.timezone !== undefined ? ianaTimeZone(input.timezone) : null,
-  };
+  const fields = newContactFields(input, company?.id ?? input.company_id ?? null);
 
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const at = new Date();
@@ -149,6 +133,84 @@ export async function upsertContact(
     }
   }
   throw new Error('contact upsert kept losing races on a new identity');
+}
+
+/**
+ * The upsert's common case, a new identity, as one statement committed on its own (the edge runs it
+ * before the transaction of `upsertContact`, without an Idempotency-Key: see `runIdempotent`): the
+ * contact, its email and phone and its `contact.created` event, written together or not at all.
+ * Null when the request needs `upsertContact`: a known identity (a merge), a company to find or
+ * create by name, or an identity taken by a concurrent request meanwhile.
+ */
+export async function createContact(
+  db: Db,
+  tenant: TenantScope,
+  input: ContactUpsertInput,
+  defaultCountry: string,
+): Promise<UpsertResult | null> {
+  if (input.company_id === undefined && input.company_name !== undefined) return null;
+  const identity = identityOf(input, defaultCountry);
+  const fields = newContactFields(input, input.company_id ?? null);
+  const at = new Date();
+  const contact: ContactRecord = {
+    id: newId(),
+    client_id: tenant.clientId,
+    ...fields,
+    company: null,
+    email: identity.email,
+    phone: identity.phone,
+    archived_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  const { company: _company, ...eventData } = contact;
+  const outcome = await createContactAtOnce(db, tenant, {
+    id: contact.id,
+    emailId: newId(),
+    phoneId: newId(),
+    email: identity.email,
+    phone: identity.phone,
+    fields,
+    at,
+    eventId: newEventId(),
+    eventData: JSON.stringify(eventData),
+  }).catch((error: unknown) => {
+    if (identityRaceLost(error)) return null;
+    return companyReferenceError(error);
+  });
+  if (!outcome?.created) return null;
+  countEvent('contact.created');
+  contact.company = outcome.company;
+  return { status: 201, body: { contact, created: true } };
+}
+
+function identityOf(input: ContactUpsertInput, defaultCountry: string): Identity {
+  const identity: Identity = {
+    email: input.email !== undefined ? normalizeEmail(input.email) : null,
+    phone: input.phone !== undefined ? normalizePhone(input.phone, defaultCountry) : null,
+  };
+  if (identity.email === null && identity.phone === null) {
+    throw errors.validation([
+      { field: 'email', message: 'or phone is required: a contact is upserted by its identity' },
+    ]);
+  }
+  return identity;
+}
+
+/** The fields of a contact an upsert creates. */
+function newContactFields(input: ContactUpsertInput, companyId: string | null) {
+  return {
+    full_name: input.full_name ?? deriveFullName(input.first_name ?? null, input.last_name ?? null),
+    first_name: input.first_name ?? null,
+    last_name: input.last_name ?? null,
+    title: input.title ?? null,
+    lifecycle_stage: input.lifecycle_stage ?? null,
+    company_id: companyId,
+    owner_user_id: input.owner_user_id ?? null,
+    tags: uniqueTags(input.tags ?? []),
+    source: input.source ?? null,
+    timezone: input.timezone !== undefined ? ianaTimeZone(input.timezone) : null,
+  };
 }
 
 async function companyOfInput(

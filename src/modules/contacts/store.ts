@@ -1,10 +1,11 @@
 import type { Generated, Selectable } from 'kysely';
 import { type RawBuilder, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
 import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import { eventInsert } from '../../platform/events/emit.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { companyCard } from '../companies/service.ts';
 
@@ -330,6 +331,99 @@ export async function insertContactUnlessKnown(
     ...fields,
   });
   return outcome;
+}
+
+export interface CreateOutcome {
+  /** False when an identity is known (or was taken meanwhile): nothing was written. */
+  created: boolean;
+  company: ContactRecord['company'];
+}
+
+type CreateParams = InsertParams & { eventId: string; eventData: string };
+
+/**
+ * The create of a new identity as one statement, committed on its own: the email and phone, the
+ * contact, and its `contact.created` event (its data is `eventData` with the company card added).
+ * The identities go first and the contact only when each one was claimed, so a known identity
+ * writes nothing; an email claimed while its phone was taken (or the reverse), by a request that
+ * committed meanwhile, leaves an identity without its contact, which the foreign key refuses at the
+ * end of the statement: the whole statement fails (`identityRaceLost`) and nothing is written.
+ */
+const createContactStatement = prepare(
+  (_db, p: CreateParams) => sql<CreateOutcome>`
+    WITH found AS (
+      SELECT 1 FROM contact_emails
+        WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND email = ${p.email}
+      UNION ALL
+      SELECT 1 FROM contact_phones
+        WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND phone_e164 = ${p.phone}
+    ), email AS (
+      INSERT INTO contact_emails (id, org_id, client_id, contact_id, email, is_primary, source, created_at, updated_at)
+      SELECT ${p.emailId}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.id}::uuid,
+        ${p.email}::text, true, ${p.source}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      WHERE ${p.email}::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM found)
+      ON CONFLICT (org_id, client_id, email) DO NOTHING
+      RETURNING id
+    ), phone AS (
+      INSERT INTO contact_phones (id, org_id, client_id, contact_id, phone_e164, is_primary, source, created_at, updated_at)
+      SELECT ${p.phoneId}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.id}::uuid,
+        ${p.phone}::text, true, ${p.source}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      WHERE ${p.phone}::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM found)
+      ON CONFLICT (org_id, client_id, phone_e164) DO NOTHING
+      RETURNING id
+    ), contact AS (
+      INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
+        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
+      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
+        ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
+        ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
+        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      WHERE NOT EXISTS (SELECT 1 FROM found)
+        AND (${p.email}::text IS NULL OR EXISTS (SELECT 1 FROM email))
+        AND (${p.phone}::text IS NULL OR EXISTS (SELECT 1 FROM phone))
+      RETURNING id
+    ), company AS (
+      SELECT (SELECT row_to_json(co) FROM ${companyCard(p.orgId, p.clientId, p.company_id)} co) AS card
+    ), event AS (
+      ${eventInsert(
+        {
+          id: p.eventId,
+          orgId: p.orgId,
+          clientId: p.clientId,
+          type: 'contact.created',
+          data: sql`(${p.eventData}::jsonb || jsonb_build_object('company', (SELECT card FROM company)))`,
+          metadata: '{}',
+        },
+        sql<boolean>`EXISTS (SELECT 1 FROM contact)`,
+      )}
+    )
+    SELECT EXISTS (SELECT 1 FROM event) AS created, (SELECT card FROM company) AS company`,
+);
+
+/** See `createContactStatement`. */
+export async function createContactAtOnce(
+  db: Db,
+  tenant: TenantScope,
+  contact: NewContact & { eventId: string; eventData: string },
+): Promise<CreateOutcome> {
+  const { fields, ...identity } = contact;
+  const [outcome] = await createContactStatement.run(db, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    ...identity,
+    ...fields,
+  });
+  return outcome;
+}
+
+/** The failure of `createContactAtOnce` whose email or phone was taken meanwhile: it wrote nothing. */
+export function identityRaceLost(error: unknown): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return (
+    pgError.code === '23503' &&
+    (pgError.constraint?.startsWith('contact_emails_') === true ||
+      pgError.constraint?.startsWith('contact_phones_') === true)
+  );
 }
 
 /** The contacts that hold these identities now (a new statement: it sees what committed meanwhile). */

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { TenantScope } from '../auth/tenant.ts';
 import { newEventId } from '../db/ids.ts';
 import type { Trx } from '../db/pool.ts';
+import { prepare } from '../db/prepared.ts';
 import { metrics } from '../metrics.ts';
 
 const written = metrics.counter(
@@ -22,6 +23,41 @@ export interface EventEnvelope {
   metadata: Record<string, unknown>;
 }
 
+/** What an event row is made of; each value a parameter or a SQL expression. */
+export interface EventRow {
+  id: unknown;
+  orgId: unknown;
+  clientId: unknown;
+  type: unknown;
+  /** JSON text (or a jsonb expression) of the data. */
+  data: unknown;
+  metadata: unknown;
+}
+
+/**
+ * The statement that writes one event row, `RETURNING created_at`: `emit` runs it, and a statement
+ * that writes a record and its event at once (a create in one statement, see `runIdempotent`) uses
+ * it as a CTE, with `when` saying whether the record was written. The shape of the outbox stays here.
+ */
+export function eventInsert(row: EventRow, when: RawBuilder<boolean> = sql<boolean>`true`) {
+  return sql<{ created_at: Date }>`INSERT INTO events (id, org_id, client_id, type, data, metadata)
+    SELECT ${row.id}::text, ${row.orgId}::uuid, ${row.clientId}::uuid, ${row.type}::text, ${row.data}::jsonb,
+      ${row.metadata}::jsonb
+    WHERE ${when}
+    RETURNING created_at`;
+}
+
+/** Counts an event written by a statement of its own (`eventInsert` in a CTE) once it committed. */
+export function countEvent(type: string): void {
+  written.inc({ type });
+}
+
+/** Every event of every module goes through this one prepared statement. */
+const insertEvent = prepare(
+  (_db, p: { id: string; orgId: string; clientId: string; type: string; data: string; metadata: string }) =>
+    eventInsert(p),
+);
+
 /**
  * Records an event in the caller's transaction (transactional outbox): the event exists if and only
  * if the change that caused it committed. The worker's outbox dispatcher picks it up and fans it out.
@@ -37,11 +73,15 @@ export async function emit(
   // Dates and other values go through JSON once, as receivers will see them.
   const dataJson = JSON.stringify(data);
   const metadataJson = JSON.stringify(metadata);
-  const { rows } = await sql<{ created_at: Date }>`
-    INSERT INTO events (id, org_id, client_id, type, data, metadata)
-    VALUES (${id}, ${scope.orgId}, ${scope.clientId}, ${type}, ${dataJson}::jsonb, ${metadataJson}::jsonb)
-    RETURNING created_at`.execute(trx);
-  written.inc({ type });
+  const rows = await insertEvent.run(trx, {
+    id,
+    orgId: scope.orgId,
+    clientId: scope.clientId,
+    type,
+    data: dataJson,
+    metadata: metadataJson,
+  });
+  countEvent(type);
   return {
     id,
     type,

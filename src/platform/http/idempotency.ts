@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Tenant } from '../auth/tenant.ts';
 import type { Db, Trx } from '../db/pool.ts';
+import { prepare } from '../db/prepared.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { errors } from './errors.ts';
@@ -29,6 +30,12 @@ export interface Outcome<T> {
  *   runs (no lease that a slow request could outlive);
  * - a request that failed, or died with its process or its database connection, leaves nothing
  *   behind: its lock went with its transaction, and a retry runs afresh at once.
+ *
+ * `atOnce`, optional, is the create's common case as one statement that commits on its own (the
+ * record and its event in CTEs, see `eventInsert`): four round trips (BEGIN, insert, event, COMMIT)
+ * become one. Without an `Idempotency-Key` it runs first, on the pool; when it returns null (a case
+ * it does not cover, having written nothing) `work` runs in its transaction as usual. With a key,
+ * only `work` runs, so that the reply is stored in the transaction of the write.
  */
 export async function runIdempotent<T>(
   db: Db,
@@ -36,10 +43,11 @@ export async function runIdempotent<T>(
   reply: FastifyReply,
   ttlHours: number,
   work: (trx: Trx) => Promise<Outcome<T>>,
+  atOnce?: (db: Db) => Promise<Outcome<T> | null>,
 ): Promise<T> {
   const key = readKey(request);
   if (key === null) {
-    const outcome = await inTransaction(db, work);
+    const outcome = (atOnce && (await atOnce(db))) || (await inTransaction(db, work));
     reply.code(outcome.status);
     return outcome.body;
   }
@@ -74,16 +82,29 @@ interface Scope {
   key: string;
 }
 
+const tryLock = prepare(
+  (_db, p: { lock: string }) =>
+    sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${p.lock}, 0)) AS locked`,
+);
+
 /** Held until the transaction ends, however it ends; a second holder is refused at once, never queued. */
 async function lockKey(trx: Trx, { tenant, key }: Scope): Promise<void> {
-  const { rows } = await sql<{ locked: boolean }>`
-    SELECT pg_try_advisory_xact_lock(hashtextextended(${`idempotency:${tenant.orgId}:${tenant.clientId}:${key}`}, 0)) AS locked`.execute(
-    trx,
-  );
+  const rows = await tryLock.run(trx, { lock: `idempotency:${tenant.orgId}:${tenant.clientId}:${key}` });
   if (!rows[0].locked) {
     throw errors.idempotencyInProgress(IN_PROGRESS_RETRY_SECONDS);
   }
 }
+
+type KeyParams = { orgId: string; clientId: string; key: string };
+
+const findRecord = prepare((db, p: KeyParams) =>
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('org_id', '=', p.orgId)
+    .where('client_id', '=', p.clientId)
+    .where('key', '=', p.key),
+);
 
 /**
  * The response stored for this key within the replay window. A record of another request is 422;
@@ -95,13 +116,7 @@ async function storedOutcome(
   requestHash: string,
   ttlHours: number,
 ): Promise<Outcome<unknown> | null> {
-  const existing = await trx
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('key', '=', key)
-    .executeTakeFirst();
+  const [existing] = await findRecord.run(trx, { orgId: tenant.orgId, clientId: tenant.clientId, key });
   if (existing?.state !== 'completed') return null;
   if (existing.created_at.getTime() < Date.now() - ttlHours * 3_600_000) return null;
   if (existing.request_hash !== requestHash) {
@@ -116,20 +131,34 @@ async function storeOutcome(
   requestHash: string,
   outcome: Outcome<unknown>,
 ) {
-  const record = {
-    request_hash: requestHash,
-    state: 'completed' as const,
-    response_status: outcome.status,
-    response_body: JSON.stringify(outcome.body),
-    locked_at: new Date(),
-    created_at: new Date(),
-  };
-  await trx
-    .insertInto('idempotency_keys')
-    .values({ org_id: tenant.orgId, client_id: tenant.clientId, key, ...record })
-    .onConflict((oc) => oc.columns(['org_id', 'client_id', 'key']).doUpdateSet(record))
-    .execute();
+  const at = new Date();
+  await storeRecord.run(trx, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    key,
+    requestHash,
+    status: outcome.status,
+    body: JSON.stringify(outcome.body),
+    at,
+  });
 }
+
+const storeRecord = prepare(
+  (db, p: KeyParams & { requestHash: string; status: number; body: string; at: Date }) => {
+    const record = {
+      request_hash: p.requestHash,
+      state: 'completed' as const,
+      response_status: p.status,
+      response_body: p.body,
+      locked_at: p.at,
+      created_at: p.at,
+    };
+    return db
+      .insertInto('idempotency_keys')
+      .values({ org_id: p.orgId, client_id: p.clientId, key: p.key, ...record })
+      .onConflict((oc) => oc.columns(['org_id', 'client_id', 'key']).doUpdateSet(record));
+  },
+);
 
 /** Method, route and a canonical form of params, query and body: key order does not make two requests differ. */
 function hashRequest(request: FastifyRequest): string {
