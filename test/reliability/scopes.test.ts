@@ -42,7 +42,8 @@ describe('tenant scopes no test held before', () => {
       const entry = Object.entries(creators).find(
         ([key]) => key.slice(0, key.lastIndexOf('/')) === route.url,
       );
-      if (!entry) continue;
+      // An agency resource has one owner, the agency, whichever client its key acts as: no client scope to replay.
+      if (!entry || entry[1].scope === 'agency') continue;
       const make = makerOf(entry[1], route.url);
       for (let i = 0; i < 2; i++) await make(owner);
       const url = `${route.url.replace(/^\/v1/, '')}?limit=1`;

@@ -4,17 +4,17 @@ import { type Started, spawnService, stopProcess } from '../processes.ts';
 
 /**
  * The harness of the kill tests: N worker processes (`src/main.ts worker`, as `npm start -- worker`
- * runs it) on one database; the first is killed with SIGKILL once `busy` says it is in the middle of
- * the work under test; the test then waits for the others to take over. A new kind of work (KB
+ * runs it) on one database; the one that `busy` says is in the middle of the work under test is
+ * killed with SIGKILL; the test then waits for the others to take over. A new kind of work (KB
  * ingestion, a sequence tick, an SDR tick) is a `busy` and a `done` check:
  *
  *   const fleet = await startWorkers(2, env);
- *   await killMidWork(fleet, () => victimHoldsSomething(pool, fleet.victim));
+ *   await killMidWork(fleet, (worker) => holdsSomething(pool, worker));
  *   await fleet.tookOver(() => nothingStuck(pool), 30_000);
  *   await fleet.stop();
  */
 export interface Fleet {
-  /** The worker `killMidWork` kills. */
+  /** The worker `killMidWork` killed (before the kill: the first worker). */
   victim: Started;
   /** The workers left to take over. */
   survivors: Started[];
@@ -79,18 +79,36 @@ export async function startProcesses(
   return started;
 }
 
-/** Waits until `busy` holds, then kills the fleet's victim with SIGKILL and waits for it to be gone. */
-export async function killMidWork(fleet: Fleet, busy: () => Promise<boolean>, timeoutMs = 60_000) {
+/**
+ * Waits until `busy` holds for one of the fleet's workers, then kills that one with SIGKILL (it
+ * becomes the victim; the rest are the survivors) and waits for it to be gone. Any worker may be the
+ * one that picked the work up.
+ */
+export async function killMidWork(
+  fleet: Fleet,
+  busy: (worker: Started) => Promise<boolean>,
+  timeoutMs = 60_000,
+) {
+  const workers = [fleet.victim, ...fleet.survivors];
+  let victim: Started | undefined;
   await eventually(
     async () => {
-      if (fleet.victim.child.exitCode !== null) throw new Error(`victim exited: ${fleet.victim.output()}`);
-      return busy();
+      for (const worker of workers) {
+        if (worker.child.exitCode !== null) throw new Error(`a worker exited: ${worker.output()}`);
+        if (await busy(worker)) {
+          victim = worker;
+          return true;
+        }
+      }
+      return false;
     },
     timeoutMs,
     50,
   );
-  fleet.victim.child.kill('SIGKILL');
-  await fleet.victim.exited;
+  fleet.victim = victim!;
+  fleet.survivors = workers.filter((worker) => worker !== victim);
+  victim!.child.kill('SIGKILL');
+  await victim!.exited;
   fleet.killedAt = Date.now();
 }
 

@@ -51,12 +51,12 @@ describe('kill -9 of a worker in the middle of webhook delivery', () => {
 
       fleet = await startWorkers(2, testEnv(t.database.url, ENV));
       const pool = t.database.pool;
-      const victim = fleet.victim;
       let held: { id: string; task: string }[] = [];
-      await killMidWork(fleet, async () => {
-        held = await jobsLockedBy(pool, await jobWorkerIds(pool, victim));
+      await killMidWork(fleet, async (worker) => {
+        held = await jobsLockedBy(pool, await jobWorkerIds(pool, worker));
         return held.some((job) => job.task === 'webhook_dispatch') && hooks.requests.length > 0;
       });
+      const victim = fleet.victim;
       const victimIds = await jobWorkerIds(pool, victim);
       assert.ok(held.length > 0, 'the victim held a graphile-worker job when it died');
 
