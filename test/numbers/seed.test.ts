@@ -38,4 +38,15 @@ describe('the demo seed', () => {
     });
     assert.deepEqual(balance.json(), { fuel: { balance: 1000 } });
   });
+
+  test("the demo client's number is answered by a demo inbound voice agent", async () => {
+    const demo = await seedDemo(t.platform.db);
+    assert.equal(demo, null, 'seeded once, by the test before');
+    const answered = await t.database.pool.query(
+      `SELECT a.name, a.kind, n.number FROM phone_numbers n JOIN agents a ON a.id = n.agent_id`,
+    );
+    assert.deepEqual(answered.rows, [
+      { name: 'Demo Receptionist', kind: 'inbound_voice', number: '+12025550101' },
+    ]);
+  });
 });

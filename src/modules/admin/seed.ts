@@ -1,9 +1,8 @@
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
-// ai-kb: the demo client's knowledge base
+import { createAgent } from '../agents/service.ts';
 import { createKnowledgeBaseWithText } from '../knowledge/service.ts';
 import { createNumber } from '../numbers/service.ts';
-// sequences
 import { createSequence } from '../sequences/service.ts';
 import * as admin from './service.ts';
 
@@ -11,7 +10,6 @@ import * as admin from './service.ts';
 const DEMO_HOUSE_NUMBER = '+12025550100';
 const DEMO_CLIENT_NUMBER = '+12025550101';
 
-// sequences
 const DEMO_SEQUENCE = {
   name: 'Demo welcome ladder',
   description: 'A text now, an email a day later, a last text two days after that.',
@@ -45,7 +43,8 @@ export interface DemoCredentials {
 
 /**
  * On the first start with an empty database: a demo agency with one client, a key of each kind,
- * FUEL, a phone number for the house client and the demo client, and a small knowledge base.
+ * FUEL, a phone number for the house client and the demo client (answered by a demo voice agent),
+ * an active sequence and a small knowledge base: every feature can be tried at once.
  */
 export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   const any = await db.selectFrom('orgs').select('id').limit(1).executeTakeFirst();
@@ -62,37 +61,45 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
     await admin.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
     // Both numbers are E.164 already, so the default country is never consulted.
     await createNumber(trx, org.id, { number: DEMO_HOUSE_NUMBER, label: 'Demo house number' }, 'US');
+    const demoClient = { orgId: org.id, clientId: client.id };
+    const receptionist = await createAgent(trx, demoClient, {
+      name: 'Demo Receptionist',
+      kind: 'inbound_voice',
+      purpose: 'Answers calls to the demo client number.',
+      greeting: 'Thanks for calling Demo Client, how can I help?',
+    });
     await createNumber(
       trx,
       org.id,
-      { number: DEMO_CLIENT_NUMBER, client_id: client.id, label: 'Demo client number' },
+      {
+        number: DEMO_CLIENT_NUMBER,
+        client_id: client.id,
+        label: 'Demo client number',
+        agent_id: receptionist.id,
+      },
       'US',
     );
-    // sequences: a demo ladder for the demo client (active; it sends only to contacts enrolled in it)
-    await createSequence(trx, { orgId: org.id, clientId: client.id }, DEMO_SEQUENCE);
-    // ai-kb: a small knowledge base for the demo client, ingested once a worker runs
-    await createKnowledgeBaseWithText(
-      trx,
-      { orgId: org.id, clientId: client.id },
-      {
-        name: 'Demo help center',
-        description: 'What the demo client’s agents answer from.',
-        documents: [
-          {
-            title: 'Opening hours',
-            content:
-              'The office is open Monday to Friday from 9:00 to 17:00. On public holidays the office is closed.\n\n' +
-              'Urgent requests outside opening hours go to the on-call line, which answers within one hour.',
-          },
-          {
-            title: 'Returns and refunds',
-            content:
-              'Products can be returned within 30 days of delivery in their original packaging.\n\n' +
-              'Refunds are paid to the original payment method within five business days of the return arriving.',
-          },
-        ],
-      },
-    );
+    // Active, but it sends only to contacts enrolled in it.
+    await createSequence(trx, demoClient, DEMO_SEQUENCE);
+    // Ingested once a worker runs.
+    await createKnowledgeBaseWithText(trx, demoClient, {
+      name: 'Demo help center',
+      description: 'What the demo client’s agents answer from.',
+      documents: [
+        {
+          title: 'Opening hours',
+          content:
+            'The office is open Monday to Friday from 9:00 to 17:00. On public holidays the office is closed.\n\n' +
+            'Urgent requests outside opening hours go to the on-call line, which answers within one hour.',
+        },
+        {
+          title: 'Returns and refunds',
+          content:
+            'Products can be returned within 30 days of delivery in their original packaging.\n\n' +
+            'Refunds are paid to the original payment method within five business days of the return arriving.',
+        },
+      ],
+    });
     return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
   });
 }
