@@ -137,7 +137,7 @@ async function main(): Promise<void> {
         });
         return { orgId: org.id, agencyKey: key, headers: { authorization: `Bearer ${key}` } };
       },
-      // reliability (issue 17): the soak samples the processes' memory
+      // The soak samples the processes' memory.
       pids: { api: children[0].pid, worker: children[1].pid },
     };
 
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
     for (const file of files) {
       const name = file.replace(/\.js$/, '');
       if (only.length && !only.includes(name)) continue;
-      // write-path (issue 10): profile-* scenarios are diagnostics, run only when named.
+      // profile-* scenarios are diagnostics, run only when named.
       if (name.startsWith('profile-') && !only.includes(name)) continue;
       process.stdout.write(`\n== ${name}\n`);
       const scenario = (await import(path.join(scenarioDir, file))).default as (

@@ -17,7 +17,6 @@ import {
   voiceSimulatorScriptRoutes,
 } from './modules/admin/voice-simulator-routes.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
-// ai-kb: gists, knowledge bases, local upload URLs
 import { aiRoutes } from './modules/ai/routes.ts';
 import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
@@ -34,15 +33,12 @@ import { healthRoutes } from './modules/health/routes.ts';
 import { knowledgeRoutes } from './modules/knowledge/routes.ts';
 import { listRoutes } from './modules/lists/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
-// messaging (SMS)
 import { smsHookRoutes, smsSimulatorRoutes } from './modules/messaging/hook-routes.ts';
 import { messagingRoutes } from './modules/messaging/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
-// SDR campaigns
 import { sdrRoutes } from './modules/sdr/routes.ts';
-// sequences
 import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
@@ -82,14 +78,10 @@ const tenantModules = [
   numberRoutes,
   agentRoutes,
   callRoutes,
-  // messaging (SMS)
   messagingRoutes,
-  // sequences
   sequenceRoutes,
-  // ai-kb
   aiRoutes,
   knowledgeRoutes,
-  // SDR campaigns
   sdrRoutes,
 ];
 
@@ -108,7 +100,7 @@ export async function buildApp(
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: 1_048_576,
     requestIdHeader: false,
-    // reliability (issue 17): router refusals as the error envelope
+    // Router refusals (a path past its length limit, bad % encoding) in the error envelope.
     frameworkErrors,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -130,7 +122,7 @@ export async function buildApp(
       request.log.debug(
         {
           method: request.method,
-          // reliability (issue 17): no credential a client put in the query reaches the log
+          // No credential a client put in the query reaches the log.
           url: logSafeUrl(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
@@ -169,7 +161,7 @@ export async function buildApp(
   await app.register(
     async (v1) => {
       v1.decorateRequest('tenant', null as never);
-      // reliability (issue 17): failed authentications throttled per address
+      // Failed authentications are throttled per address, so keys cannot be guessed.
       const authFailures = failedAuthLimit(platform.redis, config.authFailuresPerMinute);
       v1.addHook('onRequest', async (request) => {
         request.tenant = await authFailures.guard(request, () =>
@@ -201,14 +193,13 @@ export async function buildApp(
   // Provider callbacks: outside /v1, no API key, signature-verified.
   await app.register(voiceHookRoutes, { voice });
   await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
-  // messaging (SMS)
   await app.register(smsSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(smsHookRoutes);
-  // sequences: the one-click unsubscribe link of sequence emails (token-authenticated, outside /v1), and a
+  // The one-click unsubscribe link of sequence emails (token-authenticated, outside /v1), and a
   // reply to a sequence SMS pauses the contact's enrollments
   await app.register(unsubscribeRoutes);
   registerSequenceReplyHook();
-  // ai-kb: the local storage's signed upload URLs (outside /v1, like presigned S3 URLs)
+  // The local storage's signed upload URLs (outside /v1, like presigned S3 URLs)
   if (platform.storage instanceof LocalStorage)
     await app.register(localUploadRoutes, { storage: platform.storage });
 

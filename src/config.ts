@@ -104,21 +104,21 @@ export interface Config {
   agentSlugAliasTtlMs: number;
   /** How long a worker holds an outbound call it is placing before another worker may take it over. */
   callPlacementLeaseMs: number;
-  // messaging (SMS)
+  // SMS
   /** How long a worker holds an SMS it is sending before another worker may take it over. */
   smsSendLeaseMs: number;
   /** How many SMS one round of a worker's send loop claims. */
   smsSendBatch: number;
   /** How often an idle worker looks for SMS to send and delivery reports to apply. */
   smsSendPollMs: number;
-  // sequences
+  // Sequences
   /** How often each worker runs the sequence tick (SPEC: every minute). */
   sequenceTickMs: number;
   /** The length of one `wait_minutes` minute of a sequence step. */
   sequenceMinuteMs: number;
   /** How long a worker holds an enrollment whose step it runs before another worker may take it over. */
   sequenceLeaseMs: number;
-  // ai-kb: gists and knowledge-base ingestion
+  // Gists and knowledge-base ingestion
   /** FUEL one generated gist costs (a cache hit costs nothing). */
   gistFuelCost: number;
   /** How long a worker holds a document it ingests before another worker may take it over. */
@@ -132,10 +132,10 @@ export interface Config {
   sdrTickMs: number;
   /** The length of one hour of a campaign's `retry_interval_hours`. */
   sdrHourMs: number;
-  // reliability (issue 17)
+  // Failed authentication
   /** Failed authentications (401) one address may make per minute before it is answered 429. */
   authFailuresPerMinute: number;
-  // reliability (issue 17): outbox relay failures and worker takeover
+  // Outbox relay failures and worker takeover
   /** Hand-overs of one event to the consumers before the relay leaves it dead. */
   outboxMaxAttempts: number;
   /** Wait before an event's first retry; doubled each attempt up to `outboxRetryMaxMs`. */
@@ -295,15 +295,15 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: int(env, 'UPLOAD_URL_TTL_MS', 900_000, { min: 1000, max: 7 * DAY_MS }),
     kbFetchMaxBytes: int(env, 'KB_FETCH_MAX_BYTES', 10 * MIB, { min: 1024, max: 1024 * MIB }),
     kbFetchTimeoutMs: int(env, 'KB_FETCH_TIMEOUT_MS', 30_000, { min: 100, max: 10 * MINUTE_MS }),
-    // messaging (SMS)
+    // SMS
     smsSendLeaseMs: int(env, 'SMS_SEND_LEASE_MS', 60_000, { min: 100, max: DAY_MS }),
     smsSendBatch: int(env, 'SMS_SEND_BATCH', 50, { min: 1, max: 1000 }),
     smsSendPollMs: int(env, 'SMS_SEND_POLL_MS', 100, { min: 10, max: MINUTE_MS }),
-    // sequences
+    // Sequences
     sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
     sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),
     sequenceLeaseMs: int(env, 'SEQUENCE_LEASE_MS', 120_000, { min: 100, max: DAY_MS }),
-    // ai-kb: gists and knowledge-base ingestion
+    // Gists and knowledge-base ingestion
     gistFuelCost: int(env, 'GIST_FUEL_COST', 1, { min: 1, max: 1000 }),
     kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),
     kbIngestRetrySchedule: durations(env, 'KB_INGEST_RETRY_SCHEDULE', '30s,5m,30m', { min: 0, max: DAY_MS }),
@@ -311,9 +311,9 @@ export function loadConfig(env: Env = process.env): Config {
     // SDR campaigns
     sdrTickMs: int(env, 'SDR_TICK_MS', 60_000, { min: 50, max: DAY_MS }),
     sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
-    // reliability (issue 17): failed authentications one address may make per minute
+    // Failed authentication
     authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, { min: 1, max: MAX_RATE }),
-    // reliability (issue 17): outbox relay failures and worker takeover
+    // Outbox relay failures and worker takeover
     outboxMaxAttempts: int(env, 'OUTBOX_MAX_ATTEMPTS', 10, { min: 1, max: 1000 }),
     outboxRetryBaseMs: duration(env, 'OUTBOX_RETRY_BASE', '1s', { min: 0, max: DAY_MS }),
     outboxRetryMaxMs: duration(env, 'OUTBOX_RETRY_MAX', '10m', { min: 0, max: DAY_MS }),

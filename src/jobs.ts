@@ -1,13 +1,9 @@
 import { agentJobs } from './modules/agents/jobs.ts';
-// ai-kb
 import { gistJobs } from './modules/ai/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
 import { knowledgeJobs } from './modules/knowledge/jobs.ts';
-// messaging (SMS)
 import { messagingJobs } from './modules/messaging/jobs.ts';
-// SDR campaigns
 import { sdrJobs } from './modules/sdr/jobs.ts';
-// sequences
 import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
@@ -28,14 +24,10 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
-  // messaging (SMS)
   const messaging = messagingJobs(platform);
-  // sequences
   const sequences = sequenceJobs(platform);
-  // ai-kb
   const gists = gistJobs(platform);
   const knowledge = knowledgeJobs(platform);
-  // SDR campaigns
   const sdr = sdrJobs(platform);
   return {
     tasks: {
@@ -49,10 +41,8 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.tasks,
       ...agents.tasks,
       ...calls.tasks,
-      // ai-kb
       ...gists.tasks,
       ...knowledge.tasks,
-      // SDR campaigns
       ...sdr.tasks,
     },
     crontab: [
@@ -60,7 +50,6 @@ export function jobRegistry(platform: Platform): JobRegistry {
       `* * * * * ${TASK_REMINDERS_TASK}`,
       ...webhooks.crontab,
       ...agents.crontab,
-      // ai-kb
       ...gists.crontab,
       ...knowledge.crontab,
     ],
@@ -79,13 +68,9 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...webhooks.loops,
       ...walletIndex.loops,
       ...calls.loops,
-      // messaging (SMS)
       ...messaging.loops,
-      // sequences
       ...sequences.loops,
-      // ai-kb
       ...knowledge.loops,
-      // SDR campaigns
       ...sdr.loops,
     ],
     startup: [...walletIndex.startup],

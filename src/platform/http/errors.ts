@@ -39,14 +39,12 @@ export type ErrorCode =
   | 'rate_limited'
   | 'service_unavailable'
   | 'internal_error'
-  // sequences
   | 'sequence_archived'
-  // ai-kb: the LLM behind gists failed or timed out
+  // the LLM behind gists failed or timed out
   | 'ai_unavailable'
-  // SDR campaigns
   | 'agency_key_required'
   | 'prospect_in_call'
-  // reliability (issue 17): a path segment past the router's length limit
+  // a path segment past the router's length limit
   | 'uri_too_long';
 
 export interface ErrorBody {
@@ -165,10 +163,8 @@ export const errors = {
     new ApiError(503, 'service_unavailable', message, undefined, {
       'retry-after': String(retryAfterSeconds),
     }),
-  // ai-kb: gists
   aiUnavailable: (message: string) =>
     new ApiError(502, 'ai_unavailable', `The gist could not be written: ${message} No FUEL was spent.`),
-  // SDR campaigns
   agencyKeyRequired: () =>
     new ApiError(
       403,
