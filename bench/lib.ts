@@ -36,7 +36,7 @@ export interface BenchContext {
   admin<T = any>(method: string, path: string, body?: unknown): Promise<T>;
   /** An org with an agency key of a very high rate limit. */
   tenant(): Promise<{ orgId: string; agencyKey: string; headers: Record<string, string> }>;
-  // reliability (issue 17): the soak samples the processes' memory
+  // The soak samples the processes' memory
   /** Process ids of the service's roles. */
   pids?: { api?: number; worker?: number };
 }

@@ -28,7 +28,7 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  // write-path (issue 10): API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process.
+  // API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process.
   const extra = args[0] === 'api' && process.env.API_NODE_ARGS ? process.env.API_NODE_ARGS.split(' ') : [];
   const child = spawn(process.execPath, [...extra, script, ...args], {
     cwd: root,

@@ -331,5 +331,5 @@ export default async function writePathProfile(ctx: BenchContext): Promise<Secti
   } finally {
     await pool.end();
   }
-  return { title: 'Write path profile (issue 10)', measurements, targets: [], notes };
+  return { title: 'Write path profile', measurements, targets: [], notes };
 }

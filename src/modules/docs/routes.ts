@@ -151,7 +151,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/docs/search',
     {
-      // Searched in memory, never stored: any text is literal here, a NUL included (issue 17).
+      // Searched in memory, never stored: any text is literal here, a NUL included.
       config: { anyText: true },
       schema: {
         operationId: 'docs.search',

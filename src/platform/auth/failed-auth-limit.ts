@@ -6,7 +6,7 @@ import { slidingWindowStore, type WindowState } from '../http/sliding-window.ts'
 const MINUTE_MS = 60_000;
 
 /**
- * A per-IP limit on failed authentication (issue 17): a caller whose requests failed to
+ * A per-IP limit on failed authentication: a caller whose requests failed to
  * authenticate `perMinute` times within a minute (a missing, malformed, unknown, revoked or expired
  * key) is answered 429 `rate_limited` with `Retry-After` before its next key is even looked up,
  * until its failures leave the sliding window. Guessing keys from one address is throttled; the

@@ -208,7 +208,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 /**
  * Fastify's `frameworkErrors`: what the router refuses before any route or hook runs (a path
  * parameter past its length limit, a malformed percent-encoding) leaves as the envelope too,
- * without echoing the URL. Reliability (issue 17).
+ * without echoing the URL.
  */
 export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
   const apiError =

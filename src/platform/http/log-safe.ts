@@ -1,5 +1,5 @@
 /**
- * What the service log may hold of a URL (issue 17): the query values that could be credentials
+ * What the service log may hold of a URL: the query values that could be credentials
  * are masked. A client may put a key in the query (`/v1/mcp?api_key=…`) even though the API never
  * reads it there; the log must not keep it.
  */

@@ -107,7 +107,7 @@ describe('outbound HTTP client', () => {
     await open.close();
   });
 
-  test('no message names the address a hostname resolved to (issue 17): refusals and network errors', async () => {
+  test('no message names the address a hostname resolved to: refusals and network errors', async () => {
     for (const address of ['10.0.0.5', '169.254.169.254', 'fd00::7']) {
       const family = address.includes(':') ? 6 : 4;
       const internal = client(false, (_host, _options, callback) => callback(null, [{ address, family }]));

@@ -113,7 +113,7 @@ describe('fetchDocument', () => {
       }),
       'blocked_address',
     );
-    // The host is named; the address it resolved to is not (issue 17: stored messages never map the network).
+    // The host is named; the address it resolved to is not (stored messages never map the network).
     assert.match(rebinding.message, /docs\.rebinding\.test resolves to a loopback address/);
     assert.ok(!rebinding.message.includes('127.0.0.2'), rebinding.message);
     assert.deepEqual(internalHits, []);
