@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sequenceEmail } from '../../src/modules/sequences/jobs.ts';
 import { claimDueEnrollments } from '../../src/modules/sequences/store.ts';
+import { unsubscribeToken } from '../../src/modules/sequences/unsubscribe.ts';
+import { unsubscribeKeys } from '../../src/modules/sequences/unsubscribe-routes.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -346,5 +348,43 @@ describe('the sequence tick: steps run once each, in order, on time', () => {
       )
       .execute();
     assert.equal(mails.length, ids.length * 2, 'each step emailed once');
+  });
+
+  test('a one-click POST that arrives before the tick has recorded the step waits for it, then unsubscribes', async () => {
+    // Due in hours: no worker takes it; this test plays the tick that is sending step 0.
+    const sequence = await newSequence(call, [
+      { kind: 'email', wait_minutes: 10_000, subject: 'S', body: 'B' },
+    ]);
+    const contact = await newContact(call);
+    const enrollment = await enroll(call, sequence.id, contact.id);
+    const token = unsubscribeToken(unsubscribeKeys(t.platform), enrollment.id, 0);
+    const tick = await t.database.pool.connect();
+    try {
+      await tick.query('BEGIN');
+      await tick.query('SELECT 1 FROM sequence_enrollments WHERE id = $1 FOR UPDATE', [enrollment.id]);
+      await tick.query(
+        `INSERT INTO sequence_step_sends (enrollment_id, step_index, org_id, client_id, kind, cause_key, message_ref, to_address)
+         VALUES ($1, 0, $2, $3, 'email', $4, 'm', $5)`,
+        [enrollment.id, tenant.orgId, tenant.clientId, `sequence_step:${enrollment.id}:0`, contact.email],
+      );
+      let answered = false;
+      const click = t.app
+        .inject({
+          method: 'POST',
+          url: `/unsubscribe/${token}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'List-Unsubscribe=One-Click',
+        })
+        .finally(() => {
+          answered = true;
+        });
+      await sleep(300);
+      assert.equal(answered, false, 'the POST waits for the sending tick');
+      await tick.query('COMMIT');
+      assert.equal((await click).statusCode, 200);
+    } finally {
+      tick.release();
+    }
+    assert.equal((await readEnrollment(call, sequence.id, enrollment.id)).status, 'cancelled');
   });
 });

@@ -324,6 +324,16 @@ export function insertStepSend(trx: Trx, row: Insertable<StepSendsTable>) {
   return trx.insertInto('sequence_step_sends').values(row).execute();
 }
 
+/** Waits for a tick that is running this enrollment's step (it holds the row while it sends). */
+export function lockEnrollmentRow(trx: Trx, id: string) {
+  return trx
+    .selectFrom('sequence_enrollments')
+    .select('id')
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 export function findStepSend(db: Executor, enrollmentId: string, stepIndex: number) {
   return db
     .selectFrom('sequence_step_sends')

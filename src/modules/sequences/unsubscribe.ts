@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isUuid } from '../../platform/db/ids.ts';
 import type { Trx } from '../../platform/db/pool.ts';
 import { cancelContactEnrollments } from './service.ts';
-import { contactOfEnrollment, findStepSend, insertUnsubscribe } from './store.ts';
+import { contactOfEnrollment, findStepSend, insertUnsubscribe, lockEnrollmentRow } from './store.ts';
 
 /**
  * One-click unsubscribe (RFC 8058) of sequence emails. Each email carries a link to
@@ -48,6 +48,9 @@ export function readUnsubscribeToken(
  * more (the address stays unsubscribed; there is nothing left to cancel).
  */
 export async function unsubscribe(trx: Trx, enrollmentId: string, step: number): Promise<boolean> {
+  // The email leaves before the tick's transaction records the step: a click (or a mail client's
+  // one-click POST) that quick waits for that commit instead of finding no sent step.
+  await lockEnrollmentRow(trx, enrollmentId);
   const sent = await findStepSend(trx, enrollmentId, step);
   if (sent?.kind !== 'email') return false;
   const tenant = { orgId: sent.org_id, clientId: sent.client_id };
