@@ -57,6 +57,8 @@ export interface Config {
   metricsPort: number | null;
   /** How long a request waits for a database connection before it answers 503. */
   databaseConnectTimeoutMs: number;
+  /** Connections a process keeps at most: N processes on one server use N times this of its `max_connections`. */
+  databasePoolMax: number;
   /** How long a stop may take before the process stops its database and exits anyway. */
   shutdownTimeoutMs: number;
   /** While the configured Redis is unreachable: true lets requests through unlimited (and says so), false answers 503. */
@@ -265,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
       min: 100,
       max: 2 * MINUTE_MS,
     }),
+    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 20, { min: 1, max: 1000 }),
     shutdownTimeoutMs: duration(env, 'SHUTDOWN_TIMEOUT', '8s', { min: 1000, max: 10 * MINUTE_MS }),
     rateLimitFailOpen: bool(env, 'RATE_LIMIT_FAIL_OPEN', true),
     smsProvider,

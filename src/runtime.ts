@@ -57,7 +57,11 @@ interface Database {
 }
 
 /** The configured PostgreSQL, or the embedded one in `DATA_DIR` when `DATABASE_URL` is unset. */
-export async function connectDatabase(config: Config, log: Logger, poolSize = 20): Promise<Database> {
+export async function connectDatabase(
+  config: Config,
+  log: Logger,
+  poolSize = config.databasePoolMax,
+): Promise<Database> {
   const poolOptions = { max: poolSize, connectTimeoutMs: config.databaseConnectTimeoutMs };
   if (config.databaseUrl) {
     return {

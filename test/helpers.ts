@@ -95,9 +95,10 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const config = loadConfig(testEnv(testDb.url, overrides));
-  // Files run two at a time on a shared machine: a test waits for a connection rather than failing
-  // on the production connect time-out when 500 transactions queue for 30 connections.
-  const database = openDatabase(testDb.url, { max: 30, connectTimeoutMs: 30_000 });
+  // Files run two at a time on one server, some with service processes of their own, within its
+  // max_connections (100 by default); a test waits for a connection rather than failing on the
+  // production connect time-out when 500 transactions queue for 20 connections.
+  const database = openDatabase(testDb.url, { max: 20, connectTimeoutMs: 30_000 });
   const log = serviceLog(config.logLevel);
   const redis = await connectRateLimitStore(config, log);
   const platform = createPlatform(config, database, await loadSecrets(config), redis, log);

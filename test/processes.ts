@@ -39,7 +39,15 @@ export async function spawnService(
       : [process.execPath, ['--import', 'tsx', 'src/main.ts', command]];
   const child = spawn(program, args, {
     cwd: root,
-    env: { ...baseEnv(), PORT: String(port), FEED_PORT: String(feedPort), LOG_LEVEL: 'warn', ...env },
+    // Test files run two at a time, several with service processes, against one server's max_connections.
+    env: {
+      ...baseEnv(),
+      PORT: String(port),
+      FEED_PORT: String(feedPort),
+      LOG_LEVEL: 'warn',
+      DATABASE_POOL_MAX: '5',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

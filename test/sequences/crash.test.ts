@@ -45,7 +45,10 @@ describe('a worker process killed mid-tick', () => {
 
     const worker = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
       cwd: root,
-      env: { ...process.env, ...testEnv(t.database.url, { ...ENV, LOG_LEVEL: 'error' }) },
+      env: {
+        ...process.env,
+        ...testEnv(t.database.url, { ...ENV, LOG_LEVEL: 'error', DATABASE_POOL_MAX: '5' }),
+      },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     child = worker;

@@ -16,7 +16,7 @@ const ENV = {
 function startWorkerProcess(databaseUrl: string): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
     cwd: root,
-    env: { ...process.env, ...testEnv(databaseUrl, { ...ENV, LOG_LEVEL: 'error' }) },
+    env: { ...process.env, ...testEnv(databaseUrl, { ...ENV, LOG_LEVEL: 'error', DATABASE_POOL_MAX: '5' }) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return child;
