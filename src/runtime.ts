@@ -60,9 +60,15 @@ interface Database {
 export async function connectDatabase(
   config: Config,
   log: Logger,
+  command: string,
   poolSize = config.databasePoolMax,
 ): Promise<Database> {
-  const poolOptions = { max: poolSize, connectTimeoutMs: config.databaseConnectTimeoutMs };
+  const poolOptions = {
+    max: poolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    // pg_stat_activity then tells which process holds a connection, a lock or a long transaction.
+    applicationName: `agency-platform ${command} ${process.pid}`,
+  };
   if (config.databaseUrl) {
     return {
       handle: openDatabase(config.databaseUrl, poolOptions),
@@ -111,7 +117,7 @@ export async function startService(
   log = createLogger(config),
 ): Promise<Service> {
   const secrets = await loadSecrets(config);
-  const database = await connectDatabase(config, log);
+  const database = await connectDatabase(config, log, roles.join('+'));
   const stops: Array<() => Promise<void>> = [];
   try {
     await migrate(database.handle);
@@ -182,7 +188,7 @@ export async function startService(
 }
 
 export async function runMigrations(config: Config, log = createLogger(config)): Promise<string[]> {
-  const database = await connectDatabase(config, log, 2);
+  const database = await connectDatabase(config, log, 'migrate', 2);
   try {
     return await migrate(database.handle);
   } finally {
@@ -227,7 +233,7 @@ async function firstStart(platform: Platform, createdEmbedded: boolean): Promise
 /** `npm start -- rotate-keys`: re-seals every secret at rest under the first key of `ENCRYPTION_KEYS`. */
 export async function rotateKeys(config: Config, log = createLogger(config)): Promise<Reencrypted[]> {
   const secrets = await loadSecrets(config);
-  const database = await connectDatabase(config, log, 2);
+  const database = await connectDatabase(config, log, 'rotate-keys', 2);
   try {
     return await reencrypt(database.handle.db, secrets.encryptionKey, SEALED_COLUMNS);
   } finally {

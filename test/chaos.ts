@@ -14,6 +14,9 @@ const files = process.argv.slice(2).length
   ? process.argv.slice(2)
   : [
       'test/reliability/worker-kill.test.ts',
+      'test/reliability/sdr-dialer-kill.test.ts',
+      'test/reliability/kb-ingestion-kill.test.ts',
+      'test/sequences/crash.test.ts',
       'test/reliability/postgres-restart.test.ts',
       'test/reliability/multi-process.test.ts',
       'test/reliability/outbox-poison.test.ts',
@@ -24,6 +27,7 @@ const env = {
   CHAOS_EVENTS: process.env.CHAOS_EVENTS ?? '150',
   CHAOS_CONTACTS: process.env.CHAOS_CONTACTS ?? '200',
   CHAOS_OUTAGE_MS: process.env.CHAOS_OUTAGE_MS ?? '15000',
+  CHAOS_CAMPAIGNS: process.env.CHAOS_CAMPAIGNS ?? '60',
 };
 for (let run = 1; run <= runs; run++) {
   process.stdout.write(`\n== chaos run ${run}/${runs}: ${files.join(' ')}\n`);

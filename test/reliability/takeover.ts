@@ -133,3 +133,27 @@ export async function jobsLockedBy(pool: pg.Pool, ids: string[]): Promise<{ id: 
 }
 
 export { stopProcess };
+
+/**
+ * Whether one of `worker`'s database connections is inside a transaction that holds every one of
+ * `locks` (table → lock mode, as `pg_locks` names it): each process names its connections
+ * `agency-platform <role> <pid>`. A `FOR UPDATE` row lock shows as `RowShareLock` on its table, a
+ * write as `RowExclusiveLock`.
+ */
+export async function inTransactionHolding(
+  pool: pg.Pool,
+  worker: Started,
+  locks: Record<string, string>,
+): Promise<boolean> {
+  const tables = Object.keys(locks);
+  const { rows } = await pool.query(
+    `SELECT a.pid FROM pg_stat_activity a
+     JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'relation' AND l.granted
+     JOIN unnest($2::text[], $3::text[]) AS wanted(tbl, mode)
+       ON l.relation = wanted.tbl::regclass AND l.mode = wanted.mode
+     WHERE a.application_name = $1
+     GROUP BY a.pid HAVING count(*) = cardinality($2::text[])`,
+    [`agency-platform worker ${worker.child.pid}`, tables, tables.map((table) => locks[table])],
+  );
+  return rows.length > 0;
+}

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { caller } from '../crm/crm-client.ts';
+import { buildTestApp, createTenant, type TestApp, type TestTenant, testEnv } from '../helpers.ts';
+import { enableSdr, newContact, zoneAtLocalHour } from '../sdr/support.ts';
+import { type Fleet, inTransactionHolding, killMidWork, startWorkers } from './takeover.ts';
+
+const FROM = '+14155550901';
+const CAMPAIGNS = Number(process.env.CHAOS_CAMPAIGNS ?? 30);
+/** The most a campaign may dial at once: each campaign's prospects are all dialed in one transaction. */
+const PER_CAMPAIGN = 10;
+const ENV = {
+  SDR_TICK_MS: '100',
+  VOICE_SIMULATOR_CALL_MS: '200',
+  CALL_PLACEMENT_LEASE_MS: '2000',
+};
+
+/**
+ * Two worker processes run the SDR dialer over many active campaigns; the one caught inside a
+ * campaign's dialing transaction (it holds the campaign row and has written calls) is killed with
+ * SIGKILL. Its transaction rolls back, the survivor dials that campaign on its next tick, and every
+ * prospect is dialed once for its one attempt: one call per `sdr:<prospect>:1` cause key, one
+ * provider placement per call.
+ */
+describe('kill -9 of a worker in the middle of an SDR dialer tick', () => {
+  let t: TestApp;
+  let tenant: TestTenant;
+  let fleet: Fleet | null = null;
+
+  before(async () => {
+    t = await buildTestApp(ENV);
+    tenant = await createTenant(t.app);
+    await enableSdr(t, tenant, FROM);
+  });
+  after(async () => {
+    await fleet?.stop();
+    await t.close();
+  });
+
+  test('the survivor dials what the dead tick rolled back: no prospect is dialed twice or left out', {
+    timeout: 240_000,
+  }, async () => {
+    const agency = caller(t, tenant.agency);
+    const campaignIds: string[] = [];
+    for (let c = 0; c < CAMPAIGNS; c++) {
+      const created = await agency('POST', '/sdr/campaigns', {
+        name: `Kill ${c}`,
+        from_number: FROM,
+        max_concurrent_calls: PER_CAMPAIGN,
+        max_attempts: 1,
+        calling_window_start: '10:00',
+        calling_window_end: '14:00',
+        calling_days: [1, 2, 3, 4, 5, 6, 7],
+        // Due once the workers run: the test moves the start to now.
+        scheduled_start_at: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.campaign.id as string;
+      const contacts: string[] = [];
+      for (let p = 0; p < PER_CAMPAIGN; p++)
+        contacts.push(
+          await newContact(t, tenant, `+1213557${String(c * PER_CAMPAIGN + p).padStart(4, '0')}`),
+        );
+      const added = await agency('POST', `/sdr/campaigns/${id}/prospects`, {
+        prospects: contacts.map((contact_id) => ({ contact_id, timezone: zoneAtLocalHour(12) })),
+      });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+      campaignIds.push(id);
+    }
+    const pool = t.database.pool;
+
+    fleet = await startWorkers(2, testEnv(t.database.url, ENV));
+    await pool.query('UPDATE sdr_campaigns SET scheduled_start_at = now() WHERE id = ANY($1::uuid[])', [
+      campaignIds,
+    ]);
+    const dialed = async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM calls WHERE sdr_campaign_id = ANY($1::uuid[])',
+        [campaignIds],
+      );
+      return rows[0].n;
+    };
+    // Mid-tick: campaigns were dialed and committed, and the victim is inside the next one's transaction.
+    await killMidWork(
+      fleet,
+      async (worker) =>
+        (await dialed()) > 0 &&
+        (await inTransactionHolding(pool, worker, {
+          sdr_campaigns: 'RowShareLock',
+          calls: 'RowExclusiveLock',
+        })),
+    );
+    const atKill = await dialed();
+
+    const tookMs = await fleet.tookOver(async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM sdr_campaigns WHERE id = ANY($1::uuid[]) AND status = 'completed'`,
+        [campaignIds],
+      );
+      return rows[0].n === CAMPAIGNS;
+    }, 180_000);
+
+    const { rows: calls } = await pool.query<{ cause_key: string; prospect_id: string; placements: number }>(
+      `SELECT c.cause_key, c.prospect_id,
+         (SELECT count(*)::int FROM voice_placements p WHERE p.call_id = c.id) AS placements
+       FROM calls c WHERE c.sdr_campaign_id = ANY($1::uuid[])`,
+      [campaignIds],
+    );
+    const { rows: prospects } = await pool.query<{ id: string; attempts: number; calls: number }>(
+      `SELECT id, attempts, cardinality(call_ids) AS calls FROM sdr_prospects WHERE campaign_id = ANY($1::uuid[])`,
+      [campaignIds],
+    );
+    assert.equal(prospects.length, CAMPAIGNS * PER_CAMPAIGN);
+    assert.equal(calls.length, prospects.length, 'one call per prospect');
+    assert.deepEqual(
+      calls.map((call) => call.cause_key).sort(),
+      prospects.map((prospect) => `sdr:${prospect.id}:1`).sort(),
+      'each call is its prospect’s first attempt',
+    );
+    assert.deepEqual(
+      calls.filter((call) => call.placements !== 1),
+      [],
+      'each call was placed with the provider once',
+    );
+    for (const prospect of prospects) assert.deepEqual([prospect.attempts, prospect.calls], [1, 1]);
+
+    const { rows: events } = await pool.query<{ type: string; n: number }>(
+      `SELECT type, count(*)::int AS n FROM events
+       WHERE org_id = $1 AND type IN ('sdr.campaign.started', 'sdr.campaign.completed') GROUP BY type`,
+      [tenant.orgId],
+    );
+    assert.deepEqual(
+      Object.fromEntries(events.map((row) => [row.type, row.n])),
+      { 'sdr.campaign.started': CAMPAIGNS, 'sdr.campaign.completed': CAMPAIGNS },
+      'each campaign started and completed once',
+    );
+    console.log(`# SDR takeover: ${atKill} calls at the kill, every campaign completed ${tookMs} ms after`);
+  });
+});
