@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sequenceEmail } from '../../src/modules/sequences/jobs.ts';
+import { closeSequenceEmail, sequenceEmail, sequenceTickContext } from '../../src/modules/sequences/jobs.ts';
 import { claimDueEnrollments } from '../../src/modules/sequences/store.ts';
+import { runDueSteps } from '../../src/modules/sequences/tick.ts';
 import { unsubscribeToken } from '../../src/modules/sequences/unsubscribe.ts';
 import { unsubscribeKeys } from '../../src/modules/sequences/unsubscribe-routes.ts';
+import { openDatabase } from '../../src/platform/db/pool.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -386,5 +388,49 @@ describe('the sequence tick: steps run once each, in order, on time', () => {
       tick.release();
     }
     assert.equal((await readEnrollment(call, sequence.id, enrollment.id)).status, 'cancelled');
+  });
+});
+
+describe('the sequence tick in a process with a small pool', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ SEQUENCE_MINUTE_MS: String(MINUTE_MS) });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('steps never hold every connection while each waits for a second one: with four, none fails', async () => {
+    const call = caller(t, (await createTenant(t.app)).client);
+    const sequence = await newSequence(call, [
+      { kind: 'email', wait_minutes: 0, subject: 'One', body: 'First' },
+    ]);
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) ids.push((await enroll(call, sequence.id, (await newContact(call)).id)).id);
+
+    // The worker of a process started with DATABASE_POOL_MAX=4 (an email step holds two connections).
+    const small = openDatabase(t.database.url, { max: 4, connectTimeoutMs: 2000 });
+    const platform = {
+      ...t.platform,
+      database: small,
+      db: small.db,
+      config: { ...t.config, databasePoolMax: 4 },
+    };
+    try {
+      const failures: unknown[] = [];
+      const log = Object.assign(Object.create(t.platform.log), {
+        warn: (fields: unknown) => failures.push(fields),
+      });
+      await runDueSteps({ ...sequenceTickContext(platform), log });
+      assert.deepEqual(failures, [], 'no step failed waiting for a connection');
+      const { rows } = await t.database.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM sequence_step_sends WHERE enrollment_id = ANY($1::uuid[])',
+        [ids],
+      );
+      assert.equal(rows[0].n, ids.length);
+    } finally {
+      await closeSequenceEmail(platform);
+      await small.close();
+    }
   });
 });

@@ -6,9 +6,19 @@ import { messagingSms, type SequenceSms } from './sms.ts';
 import { runDueSteps, type TickContext } from './tick.ts';
 import { unsubscribeKeys } from './unsubscribe-routes.ts';
 
-/** Enrollments one worker claims per round, and how many of them it runs at once (each holds a connection). */
+/** Enrollments one worker claims per round, and how many of them it runs at once at most. */
 const BATCH = 200;
 const CONCURRENCY = 6;
+
+/**
+ * Steps run at once in a process whose pool holds `poolMax` connections. An email step holds its
+ * transaction's connection while the provider records the send on a second one, so as many steps as
+ * connections could each hold one and wait for another until the connect time-out: at most half the
+ * pool runs steps, leaving the rest to the other loops and jobs.
+ */
+export function stepConcurrency(poolMax: number): number {
+  return Math.max(1, Math.min(CONCURRENCY, Math.floor(poolMax / 2)));
+}
 
 const providers = new WeakMap<Platform, EmailProvider>();
 
@@ -38,7 +48,7 @@ export function sequenceTickContext(platform: Platform, sms: SequenceSms = messa
     leaseMs: config.sequenceLeaseMs,
     minuteMs: config.sequenceMinuteMs,
     batchSize: BATCH,
-    concurrency: CONCURRENCY,
+    concurrency: stepConcurrency(config.databasePoolMax),
     unsubscribeKeys: unsubscribeKeys(platform),
     unsubscribeUrl: (token) => publicUrl(config, `/unsubscribe/${token}`),
   };
