@@ -4,9 +4,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { Call } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, eventually, sleep, type TestApp, testEnv } from '../helpers.ts';
 import type { Started } from '../processes.ts';
 import { redisServerAvailable, startRedisServer } from '../redis-server.ts';
+import { enableSdr, zoneAtLocalHour } from '../sdr/support.ts';
+import { enroll, newContact, newSequence } from '../sequences/support.ts';
 import { addr } from '../wallet-feed/support.ts';
 import { type Receiver, startReceiver } from '../webhooks/receiver.ts';
 import { type Fleet, startProcesses, startWorkers } from './takeover.ts';
@@ -14,6 +17,9 @@ import { type Fleet, startProcesses, startWorkers } from './takeover.ts';
 const LIMIT = 40;
 const CONTACTS = Number(process.env.CHAOS_CONTACTS ?? 40);
 const TASKS = 12;
+const ENROLLMENTS = 30;
+const CAMPAIGNS = 4;
+const PROSPECTS = 5;
 const WALLET_REFRESH_MS = 2000;
 
 /**
@@ -58,6 +64,10 @@ describe('2 api + 2 worker processes on one database', {
       WALLET_INDEX_REFRESH_MS: String(WALLET_REFRESH_MS),
       CHAIN_HOLDINGS_FILE: holdings,
       COLLECTION_ADDRESS: addr(0xc0),
+      SEQUENCE_TICK_MS: '100',
+      SEQUENCE_MINUTE_MS: '1000',
+      SDR_TICK_MS: '100',
+      VOICE_SIMULATOR_CALL_MS: '200',
     });
     apis = await startProcesses('api', 2, env);
     fleet = await startWorkers(2, env);
@@ -73,6 +83,24 @@ describe('2 api + 2 worker processes on one database', {
   });
 
   const url = (i: number, path: string) => `http://127.0.0.1:${apis[i % apis.length].port}${path}`;
+
+  /** Calls `/v1` with a tenant's headers, each request through the next API process in turn. */
+  function through(tenantHeaders: Record<string, string>): Call {
+    let i = 0;
+    return async (method, path, payload, headers = {}) => {
+      const response = await fetch(url(i++, `/v1${path}`), {
+        method,
+        headers: { ...tenantHeaders, ...headers, 'content-type': 'application/json' },
+        body: payload === undefined ? undefined : JSON.stringify(payload),
+      });
+      const text = await response.text();
+      return {
+        status: response.status,
+        body: text ? JSON.parse(text) : undefined,
+        headers: Object.fromEntries(response.headers),
+      };
+    };
+  }
 
   test("a key's per-minute limit holds across both API processes: exactly the limit admitted", async () => {
     const tenant = await createTenant(t.app, { rateLimit: LIMIT });
@@ -184,5 +212,112 @@ describe('2 api + 2 worker processes on one database', {
         times[i] - times[i - 1] >= WALLET_REFRESH_MS * 0.9,
         `two refreshes ${times[i] - times[i - 1]} ms apart (interval ${WALLET_REFRESH_MS} ms)`,
       );
+  });
+
+  test('tick-driven work runs once per due item: sequence steps and SDR dials', {
+    timeout: 120_000,
+  }, async () => {
+    const tenant = await createTenant(t.app);
+    const client = through(tenant.client);
+    const agency = through(tenant.agency);
+    const pool = t.database.pool;
+
+    // A sequence of two emails whose enrollments all fall due at once: it is paused while enrolling.
+    const sequence = await newSequence(client, [
+      { kind: 'email', wait_minutes: 0, subject: 'Hi {{first_name}}', body: 'One' },
+      { kind: 'email', wait_minutes: 0, subject: 'Again', body: 'Two' },
+    ]);
+    assert.equal((await client('PATCH', `/sequences/${sequence.id}`, { status: 'paused' })).status, 200);
+    const enrollments: string[] = [];
+    for (let i = 0; i < ENROLLMENTS; i++)
+      enrollments.push((await enroll(client, sequence.id, (await newContact(client)).id)).id);
+
+    // SDR campaigns, each dialing all its prospects at once.
+    const from = '+14155550902';
+    await enableSdr(t, tenant, from);
+    const campaigns: string[] = [];
+    for (let c = 0; c < CAMPAIGNS; c++) {
+      const created = await agency('POST', '/sdr/campaigns', {
+        name: `Both workers ${c}`,
+        from_number: from,
+        max_concurrent_calls: PROSPECTS,
+        max_attempts: 1,
+        calling_window_start: '10:00',
+        calling_window_end: '14:00',
+        calling_days: [1, 2, 3, 4, 5, 6, 7],
+        scheduled_start_at: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const prospects = [];
+      for (let p = 0; p < PROSPECTS; p++)
+        prospects.push({ contact_id: (await newContact(client)).id, timezone: zoneAtLocalHour(12) });
+      const added = await agency('POST', `/sdr/campaigns/${created.body.campaign.id}/prospects`, {
+        prospects,
+      });
+      assert.equal(added.status, 201, JSON.stringify(added.body));
+      campaigns.push(created.body.campaign.id);
+    }
+
+    // Both fall due now, while both workers tick.
+    assert.equal((await client('PATCH', `/sequences/${sequence.id}`, { status: 'active' })).status, 200);
+    await pool.query('UPDATE sdr_campaigns SET scheduled_start_at = now() WHERE id = ANY($1::uuid[])', [
+      campaigns,
+    ]);
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `SELECT (SELECT count(*)::int FROM sequence_enrollments
+                   WHERE sequence_id = $1 AND status = 'completed') AS enrollments,
+                  (SELECT count(*)::int FROM sdr_campaigns
+                   WHERE id = ANY($2::uuid[]) AND status = 'completed') AS campaigns`,
+          [sequence.id, campaigns],
+        );
+        if (rows[0].enrollments === ENROLLMENTS && rows[0].campaigns === CAMPAIGNS) return true;
+        // What a time-out reports: how far each got.
+        const { rows: states } = await pool.query(
+          `SELECT status, paused_reason, current_step, count(*)::int AS n FROM sequence_enrollments
+           WHERE sequence_id = $1 GROUP BY 1, 2, 3`,
+          [sequence.id],
+        );
+        throw new Error(`completed: ${JSON.stringify(rows[0])}, enrollments: ${JSON.stringify(states)}`);
+      },
+      90_000,
+      250,
+    );
+
+    const { rows: steps } = await pool.query(
+      `SELECT array_agg(step_index ORDER BY step_index) AS steps FROM sequence_step_sends
+       WHERE enrollment_id = ANY($1::uuid[]) GROUP BY enrollment_id`,
+      [enrollments],
+    );
+    assert.equal(steps.length, ENROLLMENTS);
+    for (const row of steps) assert.deepEqual(row.steps, [0, 1], 'each step once');
+    const keys = enrollments.flatMap((id) => [`sequence_step:${id}:0`, `sequence_step:${id}:1`]);
+    const { rows: emails } = await pool.query(
+      'SELECT count(*)::int AS n, count(DISTINCT key)::int AS keys FROM email_messages WHERE key = ANY($1::text[])',
+      [keys],
+    );
+    assert.deepEqual(emails[0], { n: keys.length, keys: keys.length }, 'one email per step');
+
+    const { rows: calls } = await pool.query(
+      `SELECT c.cause_key, (SELECT count(*)::int FROM voice_placements v WHERE v.call_id = c.id) AS placements
+       FROM calls c WHERE c.sdr_campaign_id = ANY($1::uuid[])`,
+      [campaigns],
+    );
+    const { rows: prospects } = await pool.query(
+      'SELECT id FROM sdr_prospects WHERE campaign_id = ANY($1::uuid[])',
+      [campaigns],
+    );
+    assert.equal(prospects.length, CAMPAIGNS * PROSPECTS);
+    assert.deepEqual(
+      calls.map((call) => call.cause_key).sort(),
+      prospects.map((prospect) => `sdr:${prospect.id}:1`).sort(),
+      'one call per prospect',
+    );
+    assert.deepEqual(
+      calls.filter((call) => call.placements !== 1),
+      [],
+      'each call placed once',
+    );
   });
 });
