@@ -36,6 +36,8 @@ describe('configuration: every value checked at start, with an error naming the 
     refused({ MCP_ALLOWED_ORIGINS: 'app.example.com' }, 'MCP_ALLOWED_ORIGINS');
     refused({ SHUTDOWN_TIMEOUT: '0s' }, 'SHUTDOWN_TIMEOUT');
     refused({ DATABASE_CONNECT_TIMEOUT: '5' }, 'DATABASE_CONNECT_TIMEOUT');
+    // Fewer connections than a worker holds at once with one sequence step running.
+    refused({ DATABASE_POOL_MAX: '4' }, 'DATABASE_POOL_MAX');
   });
 
   test('the edges of each range are accepted', () => {
@@ -49,6 +51,7 @@ describe('configuration: every value checked at start, with an error naming the 
       WALLET_INDEX_REFRESH_MS: '1000',
       SHUTDOWN_TIMEOUT: '1s',
       DATABASE_CONNECT_TIMEOUT: '500ms',
+      DATABASE_POOL_MAX: '5',
     });
     assert.equal(config.outboxPollMs, 10);
     assert.equal(config.docsRateLimitPerMinute, 1);
@@ -56,6 +59,7 @@ describe('configuration: every value checked at start, with an error naming the 
     assert.equal(config.walletIndexRefreshMs, 1000);
     assert.equal(config.shutdownTimeoutMs, 1000);
     assert.equal(config.databaseConnectTimeoutMs, 500);
+    assert.equal(config.databasePoolMax, 5);
   });
 
   test('durations: one value, and a list', () => {

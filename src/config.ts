@@ -267,7 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
       min: 100,
       max: 2 * MINUTE_MS,
     }),
-    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 20, { min: 2, max: 1000 }),
+    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 20, { min: 5, max: 1000 }),
     shutdownTimeoutMs: duration(env, 'SHUTDOWN_TIMEOUT', '8s', { min: 1000, max: 10 * MINUTE_MS }),
     rateLimitFailOpen: bool(env, 'RATE_LIMIT_FAIL_OPEN', true),
     smsProvider,

@@ -12,12 +12,13 @@ const CONCURRENCY = 6;
 
 /**
  * Steps run at once in a process whose pool holds `poolMax` connections. An email step holds its
- * transaction's connection while the provider records the send on a second one, so as many steps as
- * connections could each hold one and wait for another until the connect time-out: at most half the
- * pool runs steps, leaving the rest to the other loops and jobs.
+ * transaction's connection while the provider records the send on a second one. Three others hold one
+ * while they run: graphile-worker's LISTEN, the outbox relay's batch (whose consumers write on the
+ * pool) and the wallet-index refresh (its advisory lock). Were every connection held so, each step
+ * would wait for a second one until the connect time-out: the steps leave one spare.
  */
 export function stepConcurrency(poolMax: number): number {
-  return Math.max(1, Math.min(CONCURRENCY, Math.floor(poolMax / 2)));
+  return Math.max(1, Math.min(CONCURRENCY, poolMax - 4));
 }
 
 const providers = new WeakMap<Platform, EmailProvider>();
