@@ -71,9 +71,18 @@ export const timelineKeyset: Keyset<Activity, TimelineCursor> = {
       : undefined,
 };
 
-/** Logs an activity in the caller's transaction. */
-export async function createActivity(trx: Trx, tenant: TenantScope, input: ActivityInput): Promise<Activity> {
-  await assertLinks(trx, tenant, input);
+/**
+ * Logs an activity in the caller's transaction. `linksRead`: the caller has read the linked records
+ * for this tenant in the same transaction (a sequence step, its enrollment's contact), so they are not
+ * looked up again; the tenant-scoped foreign keys still hold either way.
+ */
+export async function createActivity(
+  trx: Trx,
+  tenant: TenantScope,
+  input: ActivityInput,
+  options: { linksRead?: boolean } = {},
+): Promise<Activity> {
+  if (!options.linksRead) await assertLinks(trx, tenant, input);
   const now = new Date();
   const row = await insertActivity(trx, tenant, {
     id: newId(),

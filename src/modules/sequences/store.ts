@@ -320,8 +320,22 @@ export async function releaseClaim(db: Executor, id: string, backoffMs: number):
   return row?.attempts ?? 0;
 }
 
-export function insertStepSend(trx: Trx, row: Insertable<StepSendsTable>) {
-  return trx.insertInto('sequence_step_sends').values(row).execute();
+/**
+ * Records a step's send (unique per enrollment and step) and moves its enrollment on, in one statement;
+ * returns the enrollment as it is now.
+ */
+export function recordStepSend(
+  trx: Trx,
+  send: Insertable<StepSendsTable>,
+  changes: UpdateObject<Database, 'sequence_enrollments'>,
+): Promise<EnrollmentRow> {
+  return trx
+    .with('sent', (db) => db.insertInto('sequence_step_sends').values(send))
+    .updateTable('sequence_enrollments')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', send.enrollment_id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Waits for a tick that is running this enrollment's step (it holds the row while it sends). */

@@ -14,9 +14,9 @@ import {
   type ClaimedEnrollment,
   claimDueEnrollments,
   type EnrollmentRow,
-  insertStepSend,
   isUnsubscribed,
   lockClaimedEnrollment,
+  recordStepSend,
   releaseClaim,
   type Step,
   stopEnrollments,
@@ -119,7 +119,7 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
     step.kind === 'email'
       ? await sendEmailStep(context, trx, tenant, row, step, contact, values, causeKey)
       : await sendSmsStep(context, trx, tenant, step, contact, values, causeKey);
-  await insertStepSend(trx, {
+  const send = {
     enrollment_id: row.id,
     step_index: row.current_step,
     org_id: row.org_id,
@@ -128,14 +128,14 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
     cause_key: causeKey,
     message_ref: sent.messageRef,
     to_address: sent.to,
-  });
+  };
   const nextStep = row.current_step + 1;
   if (nextStep >= steps.length) {
-    await complete(trx, row, nextStep);
+    await complete(trx, row, nextStep, send);
     return;
   }
   const waitMs = steps[nextStep].wait_minutes * context.minuteMs;
-  await updateEnrollmentRow(trx, row.id, {
+  await recordStepSend(trx, send, {
     current_step: nextStep,
     last_step_at: sql<Date>`now()`,
     next_run_at: sql<Date>`now() + ${waitMs} * interval '1 millisecond'`,
@@ -177,13 +177,12 @@ async function sendEmailStep(
         'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
       },
     });
-    await createActivity(trx, tenant, {
-      activity_type: 'email',
-      direction: 'outbound',
-      contact_id: contact.id,
-      subject,
-      body,
-    });
+    await createActivity(
+      trx,
+      tenant,
+      { activity_type: 'email', direction: 'outbound', contact_id: contact.id, subject, body },
+      { linksRead: true },
+    );
     return { messageRef: result.messageId, to };
   } catch (error) {
     if (error instanceof EmailRejectedError) throw new StepBlocked('email_rejected');
@@ -238,16 +237,27 @@ function mergeValues(contact: ContactRecord): MergeValues {
   };
 }
 
-/** The final step fired (or the steps end before the current one): completed, with both events. */
-async function complete(trx: Trx, row: EnrollmentRow, currentStep = row.current_step): Promise<void> {
-  const done = await updateEnrollmentRow(trx, row.id, {
-    status: 'completed',
+/**
+ * The final step fired (recorded with `send`) or the steps end before the current one: completed, with
+ * both events.
+ */
+async function complete(
+  trx: Trx,
+  row: EnrollmentRow,
+  currentStep = row.current_step,
+  send?: Parameters<typeof recordStepSend>[1],
+): Promise<void> {
+  const changes = {
+    status: 'completed' as const,
     current_step: currentStep,
     completed_at: sql<Date>`now()`,
-    ...(currentStep !== row.current_step ? { last_step_at: sql<Date>`now()` } : {}),
+    ...(send ? { last_step_at: sql<Date>`now()` } : {}),
     claimed_until: null,
     attempts: 0,
-  });
+  };
+  const done = send
+    ? await recordStepSend(trx, send, changes)
+    : await updateEnrollmentRow(trx, row.id, changes);
   await emitEnrollmentEvent(trx, 'sequence.enrollment.completed', done);
   await emitEnrollmentEvent(trx, 'sequence.completed', done);
 }
