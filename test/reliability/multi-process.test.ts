@@ -8,7 +8,7 @@ import type { Call } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, eventually, sleep, type TestApp, testEnv } from '../helpers.ts';
 import type { Started } from '../processes.ts';
 import { redisServerAvailable, startRedisServer } from '../redis-server.ts';
-import { enableSdr, zoneAtLocalHour } from '../sdr/support.ts';
+import { assertDialedOnceEach, enableSdr, zoneAtLocalHour } from '../sdr/support.ts';
 import { enroll, newContact, newSequence } from '../sequences/support.ts';
 import { addr } from '../wallet-feed/support.ts';
 import { type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -299,25 +299,6 @@ describe('2 api + 2 worker processes on one database', {
     );
     assert.deepEqual(emails[0], { n: keys.length, keys: keys.length }, 'one email per step');
 
-    const { rows: calls } = await pool.query(
-      `SELECT c.cause_key, (SELECT count(*)::int FROM voice_placements v WHERE v.call_id = c.id) AS placements
-       FROM calls c WHERE c.sdr_campaign_id = ANY($1::uuid[])`,
-      [campaigns],
-    );
-    const { rows: prospects } = await pool.query(
-      'SELECT id FROM sdr_prospects WHERE campaign_id = ANY($1::uuid[])',
-      [campaigns],
-    );
-    assert.equal(prospects.length, CAMPAIGNS * PROSPECTS);
-    assert.deepEqual(
-      calls.map((call) => call.cause_key).sort(),
-      prospects.map((prospect) => `sdr:${prospect.id}:1`).sort(),
-      'one call per prospect',
-    );
-    assert.deepEqual(
-      calls.filter((call) => call.placements !== 1),
-      [],
-      'each call placed once',
-    );
+    await assertDialedOnceEach(pool, campaigns, CAMPAIGNS * PROSPECTS);
   });
 });

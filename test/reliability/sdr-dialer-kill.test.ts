@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { caller } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, type TestApp, type TestTenant, testEnv } from '../helpers.ts';
-import { enableSdr, newContact, zoneAtLocalHour } from '../sdr/support.ts';
+import { assertDialedOnceEach, enableSdr, newContact, zoneAtLocalHour } from '../sdr/support.ts';
 import { type Fleet, inTransactionHolding, killMidWork, startWorkers } from './takeover.ts';
 
 const FROM = '+14155550901';
@@ -100,29 +100,7 @@ describe('kill -9 of a worker in the middle of an SDR dialer tick', () => {
       return rows[0].n === CAMPAIGNS;
     }, 180_000);
 
-    const { rows: calls } = await pool.query<{ cause_key: string; prospect_id: string; placements: number }>(
-      `SELECT c.cause_key, c.prospect_id,
-         (SELECT count(*)::int FROM voice_placements p WHERE p.call_id = c.id) AS placements
-       FROM calls c WHERE c.sdr_campaign_id = ANY($1::uuid[])`,
-      [campaignIds],
-    );
-    const { rows: prospects } = await pool.query<{ id: string; attempts: number; calls: number }>(
-      `SELECT id, attempts, cardinality(call_ids) AS calls FROM sdr_prospects WHERE campaign_id = ANY($1::uuid[])`,
-      [campaignIds],
-    );
-    assert.equal(prospects.length, CAMPAIGNS * PER_CAMPAIGN);
-    assert.equal(calls.length, prospects.length, 'one call per prospect');
-    assert.deepEqual(
-      calls.map((call) => call.cause_key).sort(),
-      prospects.map((prospect) => `sdr:${prospect.id}:1`).sort(),
-      'each call is its prospect’s first attempt',
-    );
-    assert.deepEqual(
-      calls.filter((call) => call.placements !== 1),
-      [],
-      'each call was placed with the provider once',
-    );
-    for (const prospect of prospects) assert.deepEqual([prospect.attempts, prospect.calls], [1, 1]);
+    await assertDialedOnceEach(pool, campaignIds, CAMPAIGNS * PER_CAMPAIGN);
 
     const { rows: events } = await pool.query<{ type: string; n: number }>(
       `SELECT type, count(*)::int AS n FROM events

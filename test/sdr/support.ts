@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import type pg from 'pg';
 import { caller } from '../crm/crm-client.ts';
 import { ADMIN_TOKEN, adminCall, type TestApp, type TestTenant } from '../helpers.ts';
 
@@ -37,4 +39,32 @@ export function zoneAtLocalHour(hour: number, now = new Date()): string {
   if (offset === 0) return 'UTC';
   // Etc/GMT signs are inverted: Etc/GMT-3 is UTC+3.
   return offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+}
+
+/**
+ * Every prospect of `campaignIds` was dialed exactly once, for its first attempt: one call per
+ * `sdr:<prospect>:1` cause key and one provider placement per call. Returns the prospects.
+ */
+export async function assertDialedOnceEach(pool: pg.Pool, campaignIds: string[], expected: number) {
+  const { rows: calls } = await pool.query<{ cause_key: string; placements: number }>(
+    `SELECT c.cause_key, (SELECT count(*)::int FROM voice_placements p WHERE p.call_id = c.id) AS placements
+     FROM calls c WHERE c.sdr_campaign_id = ANY($1::uuid[])`,
+    [campaignIds],
+  );
+  const { rows: prospects } = await pool.query<{ id: string; attempts: number; calls: number }>(
+    `SELECT id, attempts, cardinality(call_ids) AS calls FROM sdr_prospects WHERE campaign_id = ANY($1::uuid[])`,
+    [campaignIds],
+  );
+  assert.equal(prospects.length, expected);
+  assert.deepEqual(
+    calls.map((call) => call.cause_key).sort(),
+    prospects.map((prospect) => `sdr:${prospect.id}:1`).sort(),
+    'one call per prospect, its first attempt',
+  );
+  assert.deepEqual(
+    calls.filter((call) => call.placements !== 1),
+    [],
+    'each call placed with the provider once',
+  );
+  for (const prospect of prospects) assert.deepEqual([prospect.attempts, prospect.calls], [1, 1]);
 }
