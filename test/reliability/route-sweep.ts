@@ -75,9 +75,9 @@ export function exampleOf(schema: any): unknown {
       const required: string[] = schema.required ?? [];
       const value: Record<string, unknown> = {};
       for (const name of required) value[name] = exampleOf(properties[name]);
-      // A range made within one millisecond would be empty: `since` goes an hour back.
-      if (typeof value.since === 'string' && typeof value.until === 'string')
-        value.since = new Date(Date.parse(value.until) - 3_600_000).toISOString();
+      // A range made within one millisecond would be empty, whether `until` is given or is the server's
+      // now (webhook recovery): `since` goes an hour back.
+      if (typeof value.since === 'string') value.since = new Date(Date.now() - 3_600_000).toISOString();
       if (required.length === 0) {
         const scalar =
           Object.entries(properties).find(([, property]) => property?.type === 'boolean') ??
