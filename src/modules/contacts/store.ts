@@ -271,6 +271,21 @@ type InsertParams = TenantScope &
   Omit<NewContact, 'fields'> &
   Required<Omit<ContactFields, 'archived_at' | 'primary_email' | 'primary_phone'>>;
 
+/** The INSERT of a new contact's row from the parameters; the caller adds its condition (`WHERE`). */
+function newContactRow(p: InsertParams) {
+  return sql`INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
+        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
+      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
+        ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
+        ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
+        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz`;
+}
+
+/** A new contact as the parameters of its statements: the tenant, the identities and the fields side by side. */
+function insertParams(tenant: TenantScope, { fields, ...identity }: NewContact): InsertParams {
+  return { orgId: tenant.orgId, clientId: tenant.clientId, ...identity, ...fields };
+}
+
 /**
  * One statement for the upsert's common cases: looks the identities up and, when neither is known,
  * inserts the contact with its email and phone. The identity inserts use the unique indexes as the
@@ -286,12 +301,7 @@ const insertContactStatement = prepare(
       SELECT 'phone', contact_id FROM contact_phones
         WHERE org_id = ${p.orgId} AND client_id = ${p.clientId} AND phone_e164 = ${p.phone}
     ), contact AS (
-      INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
-        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
-      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
-        ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
-        ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
-        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      ${newContactRow(p)}
       WHERE NOT EXISTS (SELECT 1 FROM found)
       RETURNING id
     ), email AS (
@@ -323,13 +333,7 @@ export async function insertContactUnlessKnown(
   tenant: TenantScope,
   contact: NewContact,
 ): Promise<InsertOutcome> {
-  const { fields, ...identity } = contact;
-  const [outcome] = await insertContactStatement.run(trx, {
-    orgId: tenant.orgId,
-    clientId: tenant.clientId,
-    ...identity,
-    ...fields,
-  });
+  const [outcome] = await insertContactStatement.run(trx, insertParams(tenant, contact));
   return outcome;
 }
 
@@ -372,12 +376,7 @@ const createContactStatement = prepare(
       ON CONFLICT (org_id, client_id, phone_e164) DO NOTHING
       RETURNING id
     ), contact AS (
-      INSERT INTO contacts (id, org_id, client_id, full_name, first_name, last_name, title, lifecycle_stage,
-        company_id, owner_user_id, tags, source, timezone, primary_email, primary_phone, created_at, updated_at)
-      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.full_name}::text,
-        ${p.first_name}::text, ${p.last_name}::text, ${p.title}::text, ${p.lifecycle_stage}::text,
-        ${p.company_id}::uuid, ${p.owner_user_id}::uuid, ${p.tags}::text[], ${p.source}::text,
-        ${p.timezone}::text, ${p.email}::text, ${p.phone}::text, ${p.at}::timestamptz, ${p.at}::timestamptz
+      ${newContactRow(p)}
       WHERE NOT EXISTS (SELECT 1 FROM found)
         AND (${p.email}::text IS NULL OR EXISTS (SELECT 1 FROM email))
         AND (${p.phone}::text IS NULL OR EXISTS (SELECT 1 FROM phone))
@@ -406,12 +405,11 @@ export async function createContactAtOnce(
   tenant: TenantScope,
   contact: NewContact & { eventId: string; eventData: string },
 ): Promise<CreateOutcome> {
-  const { fields, ...identity } = contact;
+  const { eventId, eventData, ...newContact } = contact;
   const [outcome] = await createContactStatement.run(db, {
-    orgId: tenant.orgId,
-    clientId: tenant.clientId,
-    ...identity,
-    ...fields,
+    ...insertParams(tenant, newContact),
+    eventId,
+    eventData,
   });
   return outcome;
 }

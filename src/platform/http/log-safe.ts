@@ -1,10 +1,13 @@
+import { KEY_PREFIX } from '../auth/keys.ts';
+
 /**
  * What the service log may hold of a URL: the query values that could be credentials
  * are masked. A client may put a key in the query (`/v1/mcp?api_key=…`) even though the API never
  * reads it there; the log must not keep it.
  */
 const SENSITIVE_NAME = /key|token|secret|signature|sig|password|auth|credential/i;
-const SECRET_SHAPE = /(gc_live_|cl_live_|sms_live_|whsec_)[A-Za-z0-9_-]+/g;
+/** Every API key prefix, and the webhook signing secret's (`whsec_`, owned by the webhooks module). */
+const SECRET_SHAPE = new RegExp(`(${[...Object.values(KEY_PREFIX), 'whsec_'].join('|')})[A-Za-z0-9_-]+`, 'g');
 
 export function logSafeUrl(url: string): string {
   const at = url.indexOf('?');
