@@ -8,7 +8,7 @@ import type { Call } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, eventually, sleep, type TestApp, testEnv } from '../helpers.ts';
 import type { Started } from '../processes.ts';
 import { redisServerAvailable, startRedisServer } from '../redis-server.ts';
-import { assertDialedOnceEach, enableSdr, zoneAtLocalHour } from '../sdr/support.ts';
+import { assertDialedOnceEach, enableSdr, scheduledCampaign, startNow } from '../sdr/support.ts';
 import { enroll, newContact, newSequence } from '../sequences/support.ts';
 import { addr } from '../wallet-feed/support.ts';
 import { type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -237,32 +237,14 @@ describe('2 api + 2 worker processes on one database', {
     await enableSdr(t, tenant, from);
     const campaigns: string[] = [];
     for (let c = 0; c < CAMPAIGNS; c++) {
-      const created = await agency('POST', '/sdr/campaigns', {
-        name: `Both workers ${c}`,
-        from_number: from,
-        max_concurrent_calls: PROSPECTS,
-        max_attempts: 1,
-        calling_window_start: '10:00',
-        calling_window_end: '14:00',
-        calling_days: [1, 2, 3, 4, 5, 6, 7],
-        scheduled_start_at: new Date(Date.now() + 3_600_000).toISOString(),
-      });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      const prospects = [];
-      for (let p = 0; p < PROSPECTS; p++)
-        prospects.push({ contact_id: (await newContact(client)).id, timezone: zoneAtLocalHour(12) });
-      const added = await agency('POST', `/sdr/campaigns/${created.body.campaign.id}/prospects`, {
-        prospects,
-      });
-      assert.equal(added.status, 201, JSON.stringify(added.body));
-      campaigns.push(created.body.campaign.id);
+      const contacts: string[] = [];
+      for (let p = 0; p < PROSPECTS; p++) contacts.push((await newContact(client)).id);
+      campaigns.push(await scheduledCampaign(agency, from, `Both workers ${c}`, contacts));
     }
 
     // Both fall due now, while both workers tick.
     assert.equal((await client('PATCH', `/sequences/${sequence.id}`, { status: 'active' })).status, 200);
-    await pool.query('UPDATE sdr_campaigns SET scheduled_start_at = now() WHERE id = ANY($1::uuid[])', [
-      campaigns,
-    ]);
+    await startNow(pool, campaigns);
     await eventually(
       async () => {
         const { rows } = await pool.query(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { caller } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, type TestApp, type TestTenant, testEnv } from '../helpers.ts';
-import { assertDialedOnceEach, enableSdr, newContact, zoneAtLocalHour } from '../sdr/support.ts';
+import { assertDialedOnceEach, enableSdr, newContact, scheduledCampaign, startNow } from '../sdr/support.ts';
 import { type Fleet, inTransactionHolding, killMidWork, startWorkers } from './takeover.ts';
 
 const FROM = '+14155550901';
@@ -43,36 +43,17 @@ describe('kill -9 of a worker in the middle of an SDR dialer tick', () => {
     const agency = caller(t, tenant.agency);
     const campaignIds: string[] = [];
     for (let c = 0; c < CAMPAIGNS; c++) {
-      const created = await agency('POST', '/sdr/campaigns', {
-        name: `Kill ${c}`,
-        from_number: FROM,
-        max_concurrent_calls: PER_CAMPAIGN,
-        max_attempts: 1,
-        calling_window_start: '10:00',
-        calling_window_end: '14:00',
-        calling_days: [1, 2, 3, 4, 5, 6, 7],
-        // Due once the workers run: the test moves the start to now.
-        scheduled_start_at: new Date(Date.now() + 3_600_000).toISOString(),
-      });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      const id = created.body.campaign.id as string;
       const contacts: string[] = [];
       for (let p = 0; p < PER_CAMPAIGN; p++)
         contacts.push(
           await newContact(t, tenant, `+1213557${String(c * PER_CAMPAIGN + p).padStart(4, '0')}`),
         );
-      const added = await agency('POST', `/sdr/campaigns/${id}/prospects`, {
-        prospects: contacts.map((contact_id) => ({ contact_id, timezone: zoneAtLocalHour(12) })),
-      });
-      assert.equal(added.status, 201, JSON.stringify(added.body));
-      campaignIds.push(id);
+      campaignIds.push(await scheduledCampaign(agency, FROM, `Kill ${c}`, contacts));
     }
     const pool = t.database.pool;
 
     fleet = await startWorkers(2, testEnv(t.database.url, ENV));
-    await pool.query('UPDATE sdr_campaigns SET scheduled_start_at = now() WHERE id = ANY($1::uuid[])', [
-      campaignIds,
-    ]);
+    await startNow(pool, campaignIds);
     const dialed = async () => {
       const { rows } = await pool.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM calls WHERE sdr_campaign_id = ANY($1::uuid[])',

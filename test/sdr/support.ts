@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type pg from 'pg';
-import { caller } from '../crm/crm-client.ts';
+import { type Call, caller } from '../crm/crm-client.ts';
 import { ADMIN_TOKEN, adminCall, type TestApp, type TestTenant } from '../helpers.ts';
 
 /** Turns the org's SDR outbound flag on and gives it a number (of its house client) to dial from. */
@@ -67,4 +67,40 @@ export async function assertDialedOnceEach(pool: pg.Pool, campaignIds: string[],
     'each call placed with the provider once',
   );
   for (const prospect of prospects) assert.deepEqual([prospect.attempts, prospect.calls], [1, 1]);
+}
+
+/**
+ * A campaign of one attempt per prospect, calling 10:00-14:00 every day, scheduled an hour out so that
+ * nothing dials it until the test moves its start (`startNow`); its prospects are at local noon.
+ */
+export async function scheduledCampaign(
+  agency: Call,
+  from: string,
+  name: string,
+  contactIds: string[],
+): Promise<string> {
+  const created = await agency('POST', '/sdr/campaigns', {
+    name,
+    from_number: from,
+    max_concurrent_calls: contactIds.length,
+    max_attempts: 1,
+    calling_window_start: '10:00',
+    calling_window_end: '14:00',
+    calling_days: [1, 2, 3, 4, 5, 6, 7],
+    scheduled_start_at: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.campaign.id as string;
+  const added = await agency('POST', `/sdr/campaigns/${id}/prospects`, {
+    prospects: contactIds.map((contact_id) => ({ contact_id, timezone: zoneAtLocalHour(12) })),
+  });
+  assert.equal(added.status, 201, JSON.stringify(added.body));
+  return id;
+}
+
+/** Makes scheduled campaigns due now: the next dialer tick of any worker activates and dials them. */
+export async function startNow(pool: pg.Pool, campaignIds: string[]): Promise<void> {
+  await pool.query('UPDATE sdr_campaigns SET scheduled_start_at = now() WHERE id = ANY($1::uuid[])', [
+    campaignIds,
+  ]);
 }
