@@ -43,6 +43,7 @@ import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
+import { userAdminRoutes } from './modules/users/admin-routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
@@ -182,6 +183,7 @@ export async function buildApp(
   // The portal's back end, behind ADMIN_TOKEN.
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
+  await app.register(userAdminRoutes, { prefix: '/admin/v1' });
   await app.register(emailSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(voiceSimulatorScriptRoutes, { prefix: '/admin/v1' });
   const voice = callsVoice(platform);

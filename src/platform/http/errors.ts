@@ -43,6 +43,8 @@ export type ErrorCode =
   // the LLM behind gists failed or timed out
   | 'ai_unavailable'
   | 'agency_key_required'
+  // removing or demoting the org's last owner
+  | 'last_owner'
   | 'prospect_in_call'
   // a path segment past the router's length limit
   | 'uri_too_long';
