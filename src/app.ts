@@ -22,6 +22,7 @@ import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { callIdOfProviderCall } from './modules/calls/service.ts';
 import { callsVoice } from './modules/calls/voice.ts';
+import { clientRoutes } from './modules/clients/routes.ts';
 import { companyRoutes } from './modules/companies/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
@@ -84,6 +85,7 @@ const tenantModules = [
   aiRoutes,
   knowledgeRoutes,
   sdrRoutes,
+  clientRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */

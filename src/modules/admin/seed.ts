@@ -1,6 +1,8 @@
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { createAgent } from '../agents/service.ts';
+import type { AuditContext } from '../audit/service.ts';
+import { createClient, mintKey } from '../clients/service.ts';
 import { createKnowledgeBaseWithText } from '../knowledge/service.ts';
 import { createNumber } from '../numbers/service.ts';
 import { createSequence } from '../sequences/service.ts';
@@ -34,6 +36,9 @@ const DEMO_SEQUENCE = {
   ],
 };
 
+/** The demo's records were made by the service itself, on the operator's side. */
+const SEED: AuditContext = { actor: { type: 'operator', id: null, label: 'demo seed' }, ip: null };
+
 export interface DemoCredentials {
   orgId: string;
   clientId: string;
@@ -51,13 +56,14 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   if (any) return null;
   return inTransaction(db, async (trx) => {
     const org = await admin.createOrg(trx, { name: 'Demo Agency' });
-    const client = await admin.createClient(trx, org.id, { name: 'Demo Client' });
-    const agency = await admin.mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' });
-    const clientKey = await admin.mintKey(trx, org.id, {
-      name: 'Demo client key',
-      kind: 'client',
-      client_id: client.id,
-    });
+    const client = await createClient(trx, org.id, { name: 'Demo Client' }, SEED);
+    const agency = await mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' }, SEED);
+    const clientKey = await mintKey(
+      trx,
+      org.id,
+      { name: 'Demo client key', kind: 'client', client_id: client.id },
+      SEED,
+    );
     await admin.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
     // Both numbers are E.164 already, so the default country is never consulted.
     await createNumber(trx, org.id, { number: DEMO_HOUSE_NUMBER, label: 'Demo house number' }, 'US');

@@ -8,8 +8,9 @@ import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
-import { getClient, getOrg } from '../admin/service.ts';
+import { getOrg } from '../admin/service.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
+import { getClient } from '../clients/service.ts';
 import {
   checkPassword,
   hashPassword,
