@@ -165,12 +165,15 @@ export async function getApiKey(db: Executor, orgId: string, keyId: string) {
   return managedApiKey(row);
 }
 
-/** The org's keys in use (not revoked), newest first; one client's only when `client_id` is given. */
+/**
+ * The org's keys in use (not revoked), newest first; one client's only when `client_id` is given, the
+ * org's own keys (agency and legacy SMS, no client) when it is null.
+ */
 export async function listApiKeys(
   db: Executor,
   orgId: string,
   page: PageRequest<string>,
-  filter: { client_id?: string } = {},
+  filter: { client_id?: string | null } = {},
 ) {
   return (await store.listApiKeys(db, orgId, page, filter.client_id)).map(managedApiKey);
 }

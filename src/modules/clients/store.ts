@@ -64,13 +64,20 @@ export function findApiKey(db: Executor, orgId: string | null, keyId: string) {
 }
 
 /** The org's unrevoked keys, newest first; one client's only when `clientId` is given. */
-export function listApiKeys(db: Executor, orgId: string, page: PageRequest<string>, clientId?: string) {
+/** Keys in use; one client's when `clientId` is given, the org's own (agency and legacy SMS) when null. */
+export function listApiKeys(
+  db: Executor,
+  orgId: string,
+  page: PageRequest<string>,
+  clientId?: string | null,
+) {
   let query = db
     .selectFrom('api_keys')
     .selectAll()
     .where('org_id', '=', orgId)
     .where('revoked_at', 'is', null);
-  if (clientId) query = query.where('client_id', '=', clientId);
+  if (clientId === null) query = query.where('client_id', 'is', null);
+  else if (clientId) query = query.where('client_id', '=', clientId);
   if (page.after) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
