@@ -14,6 +14,7 @@ import {
   type CallFilter,
   type CallStatus,
   countCalls,
+  countCallsFromDay,
   countCampaignCallsInFlight,
   dayRange,
   findCallByCause,
@@ -80,6 +81,17 @@ export async function searchCalls(
 /** How many calls match the filter, every page together. */
 export function countMatchingCalls(db: Executor, tenant: TenantScope, filter: CallFilter): Promise<number> {
   return countCalls(db, tenant, filter);
+}
+
+/** Calls of the last `days` UTC days, today included: one client's, or the whole org's (`clientId` null). */
+export function countRecentCalls(
+  db: Executor,
+  scope: { orgId: string; clientId: string | null },
+  days: number,
+  now = new Date(),
+): Promise<number> {
+  const firstDay = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
+  return countCallsFromDay(db, scope, firstDay);
 }
 
 /** `GET /calls/{id}`: the call and its transcript, turn by turn in order. */

@@ -367,3 +367,18 @@ export async function countCampaignCallsInFlight(db: Executor, tenant: TenantSco
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/** Calls from the UTC day `firstDay` on, from the day counts: one client's, or the whole org's. */
+export async function countCallsFromDay(
+  db: Executor,
+  scope: { orgId: string; clientId: string | null },
+  firstDay: Date,
+): Promise<number> {
+  let days = db
+    .selectFrom('call_day_counts as d')
+    .where('d.org_id', '=', scope.orgId)
+    .where('d.day', '>=', utcDate(firstDay));
+  if (scope.clientId !== null) days = days.where('d.client_id', '=', scope.clientId);
+  const row = await days.select(sql<number>`coalesce(sum(d.calls), 0)`.as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -136,7 +136,11 @@ export function publicLedgerEntry(row: FuelLedgerEntry) {
  * `GET /fuel/ledger`, newest first. A caller acting as a client sees that client's entries; an
  * agency key acting as itself sees the whole org's, grants included, since the balance is the org's.
  */
-export async function listLedger(db: Executor, tenant: Tenant, page: PageRequest<string>) {
+export async function listLedger(
+  db: Executor,
+  tenant: Pick<Tenant, 'orgId' | 'clientId' | 'isClientScoped'>,
+  page: PageRequest<string>,
+) {
   const rows = await store.listEntries(
     db,
     { orgId: tenant.orgId, clientId: tenant.isClientScoped ? tenant.clientId : null },
@@ -173,4 +177,14 @@ function assertPositiveAmount(amount: number): void {
   if (!Number.isSafeInteger(amount) || amount <= 0) {
     throw new TypeError(`A FUEL debit is a positive integer, not ${amount}`);
   }
+}
+
+/**
+ * What the org spent per UTC day and reason over the last `days` days (today included), a refund
+ * counted against the reason it gave back: the portal's FUEL chart.
+ */
+export async function spendPerDay(db: Executor, orgId: string, days: number, now = new Date()) {
+  const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
+  const rows = await store.spendPerDay(db, orgId, since);
+  return rows.map((row) => ({ day: row.day, reason: row.reason, spent: Number(row.spent) }));
 }

@@ -1,4 +1,5 @@
 import { type Selectable, sql } from 'kysely';
+import { firstIdAt } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import type { FuelLedgerTable } from '../../platform/db/schema.ts';
@@ -124,4 +125,29 @@ export function listEntries(
   if (scope.clientId !== null) query = query.where('client_id', '=', scope.clientId);
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** FUEL spent per UTC day and reason from `since` on: debits, less what was refunded of them. */
+export function spendPerDay(db: Executor, orgId: string, since: Date) {
+  return db
+    .selectFrom('fuel_ledger as entry')
+    .leftJoin('fuel_ledger as debit', (join) =>
+      join
+        .onRef('debit.org_id', '=', 'entry.org_id')
+        .onRef('debit.reference_type', '=', 'entry.reference_type')
+        .onRef('debit.reference_id', '=', 'entry.reference_id')
+        .on('debit.amount', '<', 0)
+        .on('entry.reason', '=', 'refund'),
+    )
+    .select([
+      sql<string>`to_char(entry.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`.as('day'),
+      sql<FuelReason>`coalesce(debit.reason, entry.reason)`.as('reason'),
+      sql<number>`(-sum(entry.amount))::int`.as('spent'),
+    ])
+    .where('entry.org_id', '=', orgId)
+    .where('entry.id', '>=', firstIdAt(since))
+    .where((where) => where.or([where('entry.amount', '<', 0), where('entry.reason', '=', 'refund')]))
+    .groupBy(['day', sql`coalesce(debit.reason, entry.reason)`])
+    .orderBy('day')
+    .execute();
 }

@@ -24,6 +24,7 @@ import {
   type ConversationCursor,
   type ConversationFilter,
   type ConversationRow,
+  countMessagesSince,
   findConversation,
   findInbound,
   findMessageByCause,
@@ -493,6 +494,15 @@ export async function searchConversations(
     unread: query.unread,
   };
   return (await listConversations(db, tenant, filter, page)).map(toConversation);
+}
+
+/** SMS messages, both directions, of the last `days` × 24 hours: one client's, or the whole org's (`clientId` null). */
+export function countRecentMessages(
+  db: Executor,
+  scope: { orgId: string; clientId: string | null },
+  days: number,
+): Promise<number> {
+  return countMessagesSince(db, scope, new Date(Date.now() - days * 86_400_000));
 }
 
 export async function getConversation(db: Executor, tenant: TenantScope, id: string): Promise<Conversation> {

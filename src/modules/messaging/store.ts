@@ -1,5 +1,6 @@
 import { type Generated, type Insertable, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
+import { firstIdAt } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Json } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -306,4 +307,19 @@ export function listMessages(
     .where('conversation_id', '=', conversationId);
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** Messages (both directions) created from `since` on: one client's, or the whole org's. */
+export async function countMessagesSince(
+  db: Executor,
+  scope: { orgId: string; clientId: string | null },
+  since: Date,
+): Promise<number> {
+  let query = db
+    .selectFrom('sms_messages')
+    .where('org_id', '=', scope.orgId)
+    .where('id', '>=', firstIdAt(since));
+  if (scope.clientId !== null) query = query.where('client_id', '=', scope.clientId);
+  const row = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -10,6 +10,7 @@ import { CONTACT } from '../contacts/service.ts';
 import { unknownMergeFields } from './merge.ts';
 import { SMS_BODY_MAX } from './schemas.ts';
 import {
+  countEnrollments,
   countSequences,
   type EnrollmentRow,
   type EnrollmentStatus,
@@ -144,6 +145,24 @@ export async function searchSequences(
   page: PageRequest<string>,
 ): Promise<Sequence[]> {
   return (await listSequences(db, tenant, filter, page)).map(toSequence);
+}
+
+export type EnrollmentCounts = Record<EnrollmentStatus, number>;
+
+/** How many enrollments each sequence has, per status: the portal's sequences list. */
+export async function enrollmentCounts(
+  db: Executor,
+  tenant: TenantScope,
+  sequenceIds: string[],
+): Promise<Map<string, EnrollmentCounts>> {
+  const counts = new Map<string, EnrollmentCounts>();
+  if (sequenceIds.length === 0) return counts;
+  for (const row of await countEnrollments(db, tenant, sequenceIds)) {
+    const entry = counts.get(row.sequence_id) ?? { active: 0, paused: 0, completed: 0, cancelled: 0 };
+    entry[row.status] = Number(row.n);
+    counts.set(row.sequence_id, entry);
+  }
+  return counts;
 }
 
 export function sequenceTotal(db: Executor, tenant: TenantScope, filter: { status?: SequenceStatus }) {

@@ -386,3 +386,15 @@ export async function isUnsubscribed(db: Executor, tenant: TenantScope, email: s
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Enrollments per sequence and status, for the sequences given (one page of them). */
+export function countEnrollments(db: Executor, tenant: TenantScope, sequenceIds: string[]) {
+  return db
+    .selectFrom('sequence_enrollments')
+    .select(['sequence_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('sequence_id', 'in', sequenceIds)
+    .groupBy(['sequence_id', 'status'])
+    .execute();
+}
