@@ -58,6 +58,7 @@ import { installRequestMetrics } from './platform/http/request-metrics.ts';
 import { recordRouteTable } from './platform/http/route-table.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
 import { installValidation } from './platform/http/validation.ts';
+import { portal } from './portal/index.ts';
 import { LocalStorage } from './providers/storage/local.ts';
 import { localUploadRoutes } from './providers/storage/upload-routes.ts';
 
@@ -203,6 +204,8 @@ export async function buildApp(
   // reply to a sequence SMS pauses the contact's enrollments
   await app.register(unsubscribeRoutes);
   registerSequenceReplyHook();
+  // The web portal: server-rendered pages over the same services, signed in with a session cookie.
+  await app.register(portal, { prefix: '/portal' });
   // The local storage's signed upload URLs (outside /v1, like presigned S3 URLs)
   if (platform.storage instanceof LocalStorage)
     await app.register(localUploadRoutes, { storage: platform.storage });

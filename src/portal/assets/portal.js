@@ -1,0 +1,23 @@
+// The portal's progressive enhancement: every page works without it.
+// - a button with data-copy="ID" copies the text of element ID (the once-shown key or secret);
+// - a form with data-confirm="question" asks before it submits (revoke, remove, disable).
+document.addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-copy]');
+  if (!button) return;
+  const source = document.getElementById(button.dataset.copy);
+  if (!source || !navigator.clipboard) return;
+  navigator.clipboard.writeText(source.textContent.trim()).then(() => {
+    const label = button.textContent;
+    button.textContent = 'Copied';
+    setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
+  });
+});
+
+document.addEventListener('submit', (event) => {
+  const question = event.target.dataset.confirm;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+
+for (const button of document.querySelectorAll('button[data-copy]')) button.hidden = false;
