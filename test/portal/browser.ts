@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { buildTestApp, type TestApp } from '../helpers.ts';
+import { adminCall, buildTestApp, type TestApp } from '../helpers.ts';
 
 /**
  * The portal's browser tests: Debian's Chromium, headless, driven by playwright-core (no browser
@@ -114,4 +114,33 @@ export async function visit(page: Page, pathname: string, name: string): Promise
   assert.ok(response, `no response for ${pathname}`);
   await checkPage(page, name);
   return response.status();
+}
+
+export const PASSWORD = 'correct horse battery staple';
+
+/** Invites a person through the admin API, and accepts in the browser: they are signed in after. */
+export async function invitedAndSignedIn(
+  h: PortalHarness,
+  orgId: string,
+  person: { email: string; role: 'owner' | 'admin' | 'member' | 'client'; client_id?: string },
+): Promise<Page> {
+  const { invite_url } = await adminCall(h.t.app, 'POST', `/orgs/${orgId}/users`, person);
+  const page = await h.person();
+  // Confirmation dialogs (revoke, remove, disable) are answered yes.
+  page.on('dialog', (dialog) => dialog.accept());
+  await page.goto(invite_url);
+  await page.getByLabel('New password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Accept and sign in' }).click();
+  await page.waitForURL(`${h.base}/portal`);
+  return page;
+}
+
+/** A request to the API with a key, from outside the browser. */
+export async function api(h: PortalHarness, key: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${h.base}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json().catch(() => null)) as any };
 }

@@ -21,3 +21,7 @@ document.addEventListener('submit', (event) => {
 });
 
 for (const button of document.querySelectorAll('button[data-copy]')) button.hidden = false;
+
+// A page that answered a form post (a key or secret shown once): a reload asks for the page again,
+// rather than posting the form a second time.
+if (document.querySelector('.secret')) history.replaceState(null, '', location.href);
