@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../platform/http/errors.ts';
+import { sendErrorPage } from './render.tsx';
 import type { FormState } from './ui.tsx';
 
 export const STALE_FORM =
@@ -44,7 +45,9 @@ export function formErrorsOf(error: unknown, fieldNames: Record<string, string> 
     for (const { field, message } of fields) {
       const apiName = field.split('.')[0];
       const name = fieldNames[apiName] ?? apiName;
-      result.errors[name] = result.errors[name] ? `${result.errors[name]}; ${message}` : capitalize(message);
+      const said = humane(message);
+      if (result.errors[name]?.includes(said)) continue;
+      result.errors[name] = result.errors[name] ? `${result.errors[name]}; ${said}` : said;
     }
   } else {
     result.formError = error.message;
@@ -52,8 +55,26 @@ export function formErrorsOf(error: unknown, fieldNames: Record<string, string> 
   return result;
 }
 
-function capitalize(message: string): string {
-  return message.charAt(0).toUpperCase() + message.slice(1);
+/** A schema's refusal in a person's words: an empty required field says so. */
+function humane(message: string): string {
+  if (/fewer than 1 characters|must match pattern "\\S"|fewer than 1 items/.test(message)) return 'Required.';
+  const said = message
+    .replace(/^must be >= (\d+)$/, 'must be at least $1')
+    .replace(/^must be <= (\d+)$/, 'must be at most $1');
+  return said.charAt(0).toUpperCase() + said.slice(1);
+}
+
+/** Whether the browser says the post came from a portal page (Fetch Metadata, else the Origin header). */
+function fromThisOrigin(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin';
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string') return false;
+  try {
+    return new URL(origin).host === request.host;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -70,8 +91,17 @@ export function formHandler(options: {
 }) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const values = formValues(request);
-    if (!request.portal.csrfValid)
+    if (!request.portal.csrfValid) {
+      // A form of another site is not shown back filled in (with a fresh token, one click from sent).
+      if (!fromThisOrigin(request))
+        return sendErrorPage(
+          request,
+          reply,
+          403,
+          'This form did not come from the portal. Nothing was changed.',
+        );
       return options.show(request, reply, { values, errors: {}, formError: STALE_FORM }, 403);
+    }
     try {
       return await options.act(request, reply, values);
     } catch (error) {

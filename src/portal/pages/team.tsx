@@ -86,7 +86,7 @@ function TeamPage(props: {
                     ctx={ctx}
                     action={`/portal/team/${user.id}/role`}
                     class="inline"
-                    label={`Role of ${user.email}`}
+                    label={`Change the role of ${user.email}`}
                   >
                     <label class="sr-only" for={`role-${user.id}`}>
                       Role of {user.email}
