@@ -44,6 +44,10 @@ export function portalRoutes(pages: PortalPages): FastifyPluginAsync {
     const csrf = new CsrfTokens(platform.secrets.encryptionKey.derive('portal-csrf'));
     const sessions = portalSessions(platform);
     app.decorate('portalSessions', sessions);
+    // Pages are no API operation: out of the OpenAPI document (and so of the SDK and MCP catalog).
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true } as typeof route.schema;
+    });
 
     // Forms post as application/x-www-form-urlencoded here only; the API stays JSON.
     await app.register(fastifyFormbody, { bodyLimit: 65_536 });
