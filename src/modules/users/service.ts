@@ -321,6 +321,41 @@ export class Accounts {
   }
 }
 
+/**
+ * A user who can sign in at once, with this password: the demo seed's (anyone else is invited and
+ * chooses their own).
+ */
+export async function createActiveUser(
+  trx: Trx,
+  orgId: string,
+  input: { email: string; role: UserRole; client_id?: string | null },
+  password: string,
+  audit: AuditContext,
+) {
+  checkPassword(password);
+  const email = normalizeEmail(input.email);
+  const id = newId();
+  if (!(await store.claimEmail(trx, { email, org_id: orgId, user_id: id })))
+    throw errors.conflict('email_in_use', `A user with the email ${email} exists already.`, { email });
+  const user = await store.insertUser(trx, {
+    org_id: orgId,
+    id,
+    email,
+    role: input.role,
+    client_id: input.client_id ?? null,
+    status: 'active',
+    password_hash: await hashPassword(password),
+  });
+  await recordAudit(trx, orgId, {
+    ...audit,
+    action: 'user.activated',
+    record: { type: 'user', id },
+    clientId: user.client_id,
+    details: { email, role: user.role },
+  });
+  return publicUser(user);
+}
+
 /** The org's users, invited ones included, newest first. */
 export async function listUsers(db: Executor, orgId: string, page: PageRequest<string>) {
   return (await store.listUsers(db, orgId, page)).map(publicUser);
