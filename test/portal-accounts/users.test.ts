@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { jobRegistry } from '../../src/jobs.ts';
 import { listAudit, operatorAudit, userAudit } from '../../src/modules/audit/service.ts';
+import { hashToken } from '../../src/modules/users/credentials.ts';
+import { PORTAL_ACCOUNTS_CLEANUP } from '../../src/modules/users/jobs.ts';
 import { accounts, changeRole, listUsers, removeUser } from '../../src/modules/users/service.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
 import {
@@ -404,6 +407,44 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     const actions = (await listAudit(db(), org.orgId, { limit: 50 })).map((entry) => entry.action);
     assert.ok(actions.includes('user.role_changed'));
     assert.ok(actions.includes('user.removed'));
+  });
+
+  test('a reset link is emailed once a minute at most, however often it is asked for', async () => {
+    const user = await activeUser('member');
+    for (let i = 0; i < 3; i++)
+      await inTransaction(db(), (trx) => people().requestPasswordReset(trx, user.email));
+    const mail = await adminCall(t.app, 'GET', `/simulator/emails?to=${encodeURIComponent(user.email)}`);
+    assert.equal(mail.data.filter((m: { subject: string }) => /Reset/.test(m.subject)).length, 1);
+  });
+
+  test('the hourly clean-up forgets ended sessions and expired links, and keeps live ones', async () => {
+    const user = await activeUser('member');
+    const ended = await people().signIn(db(), { email: user.email, password: PASSWORD }, meta);
+    const idle = await people().signIn(db(), { email: user.email, password: PASSWORD }, meta);
+    await sql`UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE id = ${ended.session.id}`.execute(
+      db(),
+    );
+    await sql`UPDATE portal_sessions SET last_seen_at = now() - interval '13 hours' WHERE id = ${idle.session.id}`.execute(
+      db(),
+    );
+    const { inviteUrl } = await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, tenant.orgId, { email: email(), role: 'member' }, operator),
+    );
+    await sql`UPDATE user_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashToken(tokenOf(inviteUrl))}`.execute(
+      db(),
+    );
+
+    await jobRegistry(t.platform).tasks[PORTAL_ACCOUNTS_CLEANUP]({} as never);
+    const sessions = await sql<{
+      id: string;
+    }>`SELECT id FROM portal_sessions WHERE user_id = ${user.user.id}`.execute(db());
+    assert.deepEqual(
+      sessions.rows.map((row) => row.id),
+      [user.session.id],
+    );
+    const tokens =
+      await sql`SELECT 1 FROM user_tokens WHERE token_hash = ${hashToken(tokenOf(inviteUrl))}`.execute(db());
+    assert.equal(tokens.rows.length, 0);
   });
 
   test('the audit log is append-only: UPDATE and DELETE are refused by the database', async () => {

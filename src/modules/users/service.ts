@@ -70,6 +70,9 @@ export function canManageAgency(role: UserRole): boolean {
   return role === 'owner' || role === 'admin';
 }
 
+/** How often at most a reset link is emailed to one user. */
+const RESET_EMAIL_EVERY_MS = 60_000;
+
 /** How often at most a used session's idle clock is written forward. */
 const SLIDE_EVERY_MS = 60_000;
 
@@ -245,6 +248,8 @@ export class Accounts {
     const normalized = email.trim().toLowerCase();
     const user = await store.findUserByEmail(trx, normalized);
     if (user?.status !== 'active') return;
+    // One email a minute at most: asking again and again does not flood the mailbox.
+    if (await store.issuedRecently(trx, user, 'reset', RESET_EMAIL_EVERY_MS)) return;
     await store.deleteTokens(trx, user, 'reset');
     const resetUrl = await this.issueLink(trx, user, 'reset');
     await this.email.send({
