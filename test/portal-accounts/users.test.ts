@@ -453,3 +453,29 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     await assert.rejects(sql`TRUNCATE audit_log`.execute(db()), /append-only/);
   });
 });
+
+describe('portal accounts: an invitation whose email cannot leave', () => {
+  let t: TestApp;
+  before(async () => {
+    // Nothing listens on port 9 of this machine: every send fails at once.
+    t = await buildTestApp({ EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://127.0.0.1:9' });
+  });
+  after(() => t.close());
+
+  test('is 503 service_unavailable and changes nothing', async () => {
+    const tenant = await createTenant(t.app);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/orgs/${tenant.orgId}/users`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { email: 'nobody-reachable@example.test', role: 'owner' },
+    });
+    assert.equal(response.statusCode, 503, response.body);
+    assert.equal(response.json().error, 'service_unavailable');
+    assert.deepEqual(await listUsers(t.platform.db, tenant.orgId, { limit: 10 }), []);
+    const claims = await sql`SELECT 1 FROM user_emails WHERE email = 'nobody-reachable@example.test'`.execute(
+      t.platform.db,
+    );
+    assert.equal(claims.rows.length, 0);
+  });
+});

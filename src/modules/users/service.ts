@@ -7,7 +7,12 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
+import {
+  createEmailProvider,
+  type EmailProvider,
+  EmailSendError,
+  type OutboundEmail,
+} from '../../providers/email/index.ts';
 import { getOrg } from '../admin/service.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
 import { getClient } from '../clients/service.ts';
@@ -64,6 +69,13 @@ export interface ResolvedSession {
 }
 
 export const AGENCY_ROLES: readonly UserRole[] = ['owner', 'admin', 'member'];
+
+const ROLE_NAMES: Record<UserRole, string> = {
+  owner: 'an owner',
+  admin: 'an admin',
+  member: 'a member',
+  client: 'a client user',
+};
 
 /** Owners and admins manage the team, agency keys and agency-wide webhooks. */
 export function canManageAgency(role: UserRole): boolean {
@@ -122,6 +134,19 @@ export class Accounts {
     return this.email.close();
   }
 
+  /** Sends in the caller's transaction: an email that cannot leave now rolls the change back, as a 503. */
+  private async sendEmail(email: OutboundEmail): Promise<void> {
+    try {
+      await this.email.send(email);
+    } catch (error) {
+      if (!(error instanceof EmailSendError)) throw error;
+      throw errors.unavailable(
+        `The email to ${email.to} could not be sent (${error.message}); nothing was changed, retry later.`,
+        60,
+      );
+    }
+  }
+
   /** Invites a person (or sends a fresh invitation to one still invited) and emails the link. */
   async inviteUser(
     trx: Trx,
@@ -162,12 +187,12 @@ export class Accounts {
       clientId,
       details: { email, role: input.role },
     });
-    await this.email.send({
+    await this.sendEmail({
       key: `user_invitation:${hashToken(inviteUrl).toString('hex')}`,
       to: email,
       subject: `You are invited to ${org.name} on the Agency Platform portal`,
       text:
-        `You are invited to join ${org.name} as ${input.role === 'client' ? 'a client user' : `an ${input.role}`}.\n\n` +
+        `You are invited to join ${org.name} as ${ROLE_NAMES[input.role]}.\n\n` +
         `Choose your password here (the link works once, for ${days(this.config.portalInviteTtlMs)}):\n${inviteUrl}\n`,
     });
     return { user: publicUser(user), inviteUrl };
@@ -252,7 +277,7 @@ export class Accounts {
     if (await store.issuedRecently(trx, user, 'reset', RESET_EMAIL_EVERY_MS)) return;
     await store.deleteTokens(trx, user, 'reset');
     const resetUrl = await this.issueLink(trx, user, 'reset');
-    await this.email.send({
+    await this.sendEmail({
       key: `user_reset:${hashToken(resetUrl).toString('hex')}`,
       to: user.email,
       subject: 'Reset your Agency Platform portal password',
