@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { jobRegistry } from '../../src/jobs.ts';
 import { listAudit, operatorAudit, userAudit } from '../../src/modules/audit/service.ts';
+import { hashToken } from '../../src/modules/users/credentials.ts';
+import { PORTAL_ACCOUNTS_CLEANUP } from '../../src/modules/users/jobs.ts';
 import { accounts, changeRole, listUsers, removeUser } from '../../src/modules/users/service.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
 import {
@@ -406,9 +409,73 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     assert.ok(actions.includes('user.removed'));
   });
 
+  test('a reset link is emailed once a minute at most, however often it is asked for', async () => {
+    const user = await activeUser('member');
+    for (let i = 0; i < 3; i++)
+      await inTransaction(db(), (trx) => people().requestPasswordReset(trx, user.email));
+    const mail = await adminCall(t.app, 'GET', `/simulator/emails?to=${encodeURIComponent(user.email)}`);
+    assert.equal(mail.data.filter((m: { subject: string }) => /Reset/.test(m.subject)).length, 1);
+  });
+
+  test('the hourly clean-up forgets ended sessions and expired links, and keeps live ones', async () => {
+    const user = await activeUser('member');
+    const ended = await people().signIn(db(), { email: user.email, password: PASSWORD }, meta);
+    const idle = await people().signIn(db(), { email: user.email, password: PASSWORD }, meta);
+    await sql`UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE id = ${ended.session.id}`.execute(
+      db(),
+    );
+    await sql`UPDATE portal_sessions SET last_seen_at = now() - interval '13 hours' WHERE id = ${idle.session.id}`.execute(
+      db(),
+    );
+    const { inviteUrl } = await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, tenant.orgId, { email: email(), role: 'member' }, operator),
+    );
+    await sql`UPDATE user_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashToken(tokenOf(inviteUrl))}`.execute(
+      db(),
+    );
+
+    await jobRegistry(t.platform).tasks[PORTAL_ACCOUNTS_CLEANUP]({} as never);
+    const sessions = await sql<{
+      id: string;
+    }>`SELECT id FROM portal_sessions WHERE user_id = ${user.user.id}`.execute(db());
+    assert.deepEqual(
+      sessions.rows.map((row) => row.id),
+      [user.session.id],
+    );
+    const tokens =
+      await sql`SELECT 1 FROM user_tokens WHERE token_hash = ${hashToken(tokenOf(inviteUrl))}`.execute(db());
+    assert.equal(tokens.rows.length, 0);
+  });
+
   test('the audit log is append-only: UPDATE and DELETE are refused by the database', async () => {
     await assert.rejects(sql`UPDATE audit_log SET action = 'x'`.execute(db()), /append-only/);
     await assert.rejects(sql`DELETE FROM audit_log`.execute(db()), /append-only/);
     await assert.rejects(sql`TRUNCATE audit_log`.execute(db()), /append-only/);
+  });
+});
+
+describe('portal accounts: an invitation whose email cannot leave', () => {
+  let t: TestApp;
+  before(async () => {
+    // Nothing listens on port 9 of this machine: every send fails at once.
+    t = await buildTestApp({ EMAIL_PROVIDER: 'smtp', SMTP_URL: 'smtp://127.0.0.1:9' });
+  });
+  after(() => t.close());
+
+  test('is 503 service_unavailable and changes nothing', async () => {
+    const tenant = await createTenant(t.app);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/admin/v1/orgs/${tenant.orgId}/users`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { email: 'nobody-reachable@example.test', role: 'owner' },
+    });
+    assert.equal(response.statusCode, 503, response.body);
+    assert.equal(response.json().error, 'service_unavailable');
+    assert.deepEqual(await listUsers(t.platform.db, tenant.orgId, { limit: 10 }), []);
+    const claims = await sql`SELECT 1 FROM user_emails WHERE email = 'nobody-reachable@example.test'`.execute(
+      t.platform.db,
+    );
+    assert.equal(claims.rows.length, 0);
   });
 });

@@ -7,7 +7,12 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
+import {
+  createEmailProvider,
+  type EmailProvider,
+  EmailSendError,
+  type OutboundEmail,
+} from '../../providers/email/index.ts';
 import { getOrg } from '../admin/service.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
 import { getClient } from '../clients/service.ts';
@@ -65,10 +70,20 @@ export interface ResolvedSession {
 
 export const AGENCY_ROLES: readonly UserRole[] = ['owner', 'admin', 'member'];
 
+const ROLE_NAMES: Record<UserRole, string> = {
+  owner: 'an owner',
+  admin: 'an admin',
+  member: 'a member',
+  client: 'a client user',
+};
+
 /** Owners and admins manage the team, agency keys and agency-wide webhooks. */
 export function canManageAgency(role: UserRole): boolean {
   return role === 'owner' || role === 'admin';
 }
+
+/** How often at most a reset link is emailed to one user. */
+const RESET_EMAIL_EVERY_MS = 60_000;
 
 /** How often at most a used session's idle clock is written forward. */
 const SLIDE_EVERY_MS = 60_000;
@@ -119,6 +134,19 @@ export class Accounts {
     return this.email.close();
   }
 
+  /** Sends in the caller's transaction: an email that cannot leave now rolls the change back, as a 503. */
+  private async sendEmail(email: OutboundEmail): Promise<void> {
+    try {
+      await this.email.send(email);
+    } catch (error) {
+      if (!(error instanceof EmailSendError)) throw error;
+      throw errors.unavailable(
+        `The email to ${email.to} could not be sent (${error.message}); nothing was changed, retry later.`,
+        60,
+      );
+    }
+  }
+
   /** Invites a person (or sends a fresh invitation to one still invited) and emails the link. */
   async inviteUser(
     trx: Trx,
@@ -159,12 +187,12 @@ export class Accounts {
       clientId,
       details: { email, role: input.role },
     });
-    await this.email.send({
+    await this.sendEmail({
       key: `user_invitation:${hashToken(inviteUrl).toString('hex')}`,
       to: email,
       subject: `You are invited to ${org.name} on the Agency Platform portal`,
       text:
-        `You are invited to join ${org.name} as ${input.role === 'client' ? 'a client user' : `an ${input.role}`}.\n\n` +
+        `You are invited to join ${org.name} as ${ROLE_NAMES[input.role]}.\n\n` +
         `Choose your password here (the link works once, for ${days(this.config.portalInviteTtlMs)}):\n${inviteUrl}\n`,
     });
     return { user: publicUser(user), inviteUrl };
@@ -245,9 +273,11 @@ export class Accounts {
     const normalized = email.trim().toLowerCase();
     const user = await store.findUserByEmail(trx, normalized);
     if (user?.status !== 'active') return;
+    // One email a minute at most: asking again and again does not flood the mailbox.
+    if (await store.issuedRecently(trx, user, 'reset', RESET_EMAIL_EVERY_MS)) return;
     await store.deleteTokens(trx, user, 'reset');
     const resetUrl = await this.issueLink(trx, user, 'reset');
-    await this.email.send({
+    await this.sendEmail({
       key: `user_reset:${hashToken(resetUrl).toString('hex')}`,
       to: user.email,
       subject: 'Reset your Agency Platform portal password',
@@ -319,6 +349,41 @@ export class Accounts {
     });
     return publicUrl(this.config, `/portal/${purpose === 'invitation' ? 'invitations' : 'reset'}/${token}`);
   }
+}
+
+/**
+ * A user who can sign in at once, with this password: the demo seed's (anyone else is invited and
+ * chooses their own).
+ */
+export async function createActiveUser(
+  trx: Trx,
+  orgId: string,
+  input: { email: string; role: UserRole; client_id?: string | null },
+  password: string,
+  audit: AuditContext,
+) {
+  checkPassword(password);
+  const email = normalizeEmail(input.email);
+  const id = newId();
+  if (!(await store.claimEmail(trx, { email, org_id: orgId, user_id: id })))
+    throw errors.conflict('email_in_use', `A user with the email ${email} exists already.`, { email });
+  const user = await store.insertUser(trx, {
+    org_id: orgId,
+    id,
+    email,
+    role: input.role,
+    client_id: input.client_id ?? null,
+    status: 'active',
+    password_hash: await hashPassword(password),
+  });
+  await recordAudit(trx, orgId, {
+    ...audit,
+    action: 'user.activated',
+    record: { type: 'user', id },
+    clientId: user.client_id,
+    details: { email, role: user.role },
+  });
+  return publicUser(user);
 }
 
 /** The org's users, invited ones included, newest first. */

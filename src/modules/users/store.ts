@@ -257,3 +257,34 @@ export async function deleteSessions(trx: Trx, user: UserRow, keepSessionId: str
   if (keepSessionId) query = query.where('id', '<>', keepSessionId);
   await query.execute();
 }
+
+/** Whether a link of this purpose was issued to the user in the last `withinMs`. */
+export async function issuedRecently(db: Executor, user: UserRow, purpose: TokenPurpose, withinMs: number) {
+  const row = await db
+    .selectFrom('user_tokens')
+    .select('token_hash')
+    .where('org_id', '=', user.org_id)
+    .where('user_id', '=', user.id)
+    .where('purpose', '=', purpose)
+    .where('created_at', '>', sql<Date>`now() - ${withinMs} * interval '1 millisecond'`)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Deletes sessions past their end or idle past `idleMs`, and links past their expiry; the counts. */
+export async function deleteExpired(db: Executor, idleMs: number) {
+  const sessions = await db
+    .deleteFrom('portal_sessions')
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', sql<Date>`now()`),
+        eb('last_seen_at', '<=', sql<Date>`now() - ${idleMs} * interval '1 millisecond'`),
+      ]),
+    )
+    .executeTakeFirst();
+  const tokens = await db
+    .deleteFrom('user_tokens')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .executeTakeFirst();
+  return { sessions: Number(sessions.numDeletedRows), tokens: Number(tokens.numDeletedRows) };
+}
