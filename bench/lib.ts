@@ -50,6 +50,8 @@ export interface MeasureOptions {
   requests?: autocannon.Request[];
   connections?: number;
   durationSeconds?: number;
+  /** Headers of each connection, in turn (a session cookie per person); on top of `headers`. */
+  connectionHeaders?: Record<string, string>[];
 }
 
 export async function measure(name: string, options: MeasureOptions): Promise<Measurement> {
@@ -61,6 +63,7 @@ export async function measure(name: string, options: MeasureOptions): Promise<Me
     requests: options.requests,
     connections: options.connections ?? 50,
     duration: options.durationSeconds ?? 8,
+    ...(options.connectionHeaders ? { setupClient: eachConnection(options) } : {}),
   });
   return {
     name,
@@ -70,6 +73,17 @@ export async function measure(name: string, options: MeasureOptions): Promise<Me
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
+}
+
+function eachConnection(options: MeasureOptions) {
+  const all = options.connectionHeaders!;
+  let next = 0;
+  return (client: autocannon.Client) =>
+    client.setHeaders({
+      'content-type': 'application/json',
+      ...(options.headers ?? {}),
+      ...all[next++ % all.length],
+    });
 }
 
 export function ratioTarget(
