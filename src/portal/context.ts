@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { type AuditContext, userAudit } from '../modules/audit/service.ts';
+import { getClient } from '../modules/clients/service.ts';
 import type { Tenant } from '../platform/auth/tenant.ts';
 import { isUuid } from '../platform/db/ids.ts';
 import { errors } from '../platform/http/errors.ts';
@@ -88,4 +89,14 @@ export function idParam(request: FastifyRequest, name = 'id'): string {
 /** Who acts, for the audit log: the signed-in user, from the request's address. */
 export function auditOf(request: FastifyRequest): AuditContext {
   return userAudit(viewerOf(request).user, request.ip);
+}
+
+/** A client's scope with its name, for the pages of its area (their heading links back to it). */
+export async function clientArea(
+  request: FastifyRequest,
+  clientId: string,
+): Promise<{ scope: PortalScope; name: string; base: string }> {
+  const scope = await clientScope(request, clientId);
+  const client = await getClient(request.server.platform.db, scope.orgId, scope.clientId);
+  return { scope, name: client.name, base: `/portal/clients/${scope.clientId}` };
 }

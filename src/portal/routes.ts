@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
@@ -15,7 +16,11 @@ export interface PortalPages {
   signedIn: FastifyPluginAsync[];
 }
 
-const ASSETS_DIR = path.join(import.meta.dirname, 'assets');
+/** The stylesheet and script, beside this file; a build (dist/) serves them from the sources. */
+const ASSETS_DIR = [
+  path.join(import.meta.dirname, 'assets'),
+  path.resolve(import.meta.dirname, '../../../src/portal/assets'),
+].find((dir) => existsSync(dir))!;
 
 /**
  * Content-Security-Policy of every portal response: scripts and styles from the portal's own files

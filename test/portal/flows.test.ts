@@ -121,6 +121,43 @@ describe('portal flows in Chromium', () => {
     ])
       assert.equal(await visit(page, `/portal/clients/${clientId}/${path}`, name), 200);
 
+    // A call with its transcript, and a knowledge base with a document, read in the client's area.
+    await adminCall(h.t.app, 'POST', '/simulator/calls', {
+      direction: 'inbound',
+      from: '+14155550123',
+      to: '+14155550100',
+      outcome: 'answered',
+      duration_seconds: 42,
+      summary: 'Asked to move the cleaning to Tuesday.',
+      transcript: [
+        { speaker: 'agent', content: 'Acme Dental, how can I help?', start_time_seconds: 0 },
+        { speaker: 'contact', content: 'Can I move my cleaning to Tuesday?', start_time_seconds: 3 },
+      ],
+    });
+    const kb = await api(h, key, 'POST', '/kb', { name: 'Front desk handbook' });
+    assert.equal(kb.status, 201, JSON.stringify(kb.body));
+    const document = await api(h, key, 'POST', `/kb/${kb.body.knowledge_base.id}/documents`, {
+      title: 'Opening hours',
+      source_type: 'manual',
+      content: 'We are open Monday to Friday, 8 to 6.',
+    });
+    assert.equal(document.status, 201, JSON.stringify(document.body));
+    await eventually(async () => {
+      await page.goto(`/portal/clients/${clientId}/calls`);
+      return (await page.getByRole('table', { name: 'Calls' }).count()) === 1;
+    });
+    await page.getByRole('table', { name: 'Calls' }).getByRole('link').first().click();
+    await eventually(async () => {
+      await page.reload();
+      return /Can I move my cleaning to Tuesday\?/.test(await page.locator('main').innerText());
+    });
+    await checkPage(page, 'client-call');
+    await page.goto(`/portal/clients/${clientId}/knowledge`);
+    await page.getByRole('link', { name: 'Front desk handbook' }).click();
+    assert.match(await page.getByRole('table', { name: 'Documents' }).innerText(), /Opening hours/);
+    await checkPage(page, 'client-knowledge-base');
+    await visit(page, '/portal/account', 'account');
+
     // Revoke, confirmed: the key is refused from that moment.
     await visit(page, `/portal/clients/${clientId}/keys`, 'client-keys');
     await page.getByRole('button', { name: 'Revoke' }).click();

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ComponentChildren } from 'preact';
 import { callKeyset, getCall, searchCalls } from '../../modules/calls/service.ts';
-import { getClient } from '../../modules/clients/service.ts';
 import { getKnowledgeBase, listDocuments, listKnowledgeBases } from '../../modules/knowledge/service.ts';
 import {
   conversationKeyset,
@@ -10,7 +9,7 @@ import {
   searchConversations,
 } from '../../modules/messaging/service.ts';
 import { enrollmentCounts, searchSequences } from '../../modules/sequences/service.ts';
-import { clientScope, idParam, type PortalContext, type PortalScope } from '../context.ts';
+import { clientArea, idParam, type PortalContext } from '../context.ts';
 import { Layout } from '../layout.tsx';
 import { pageAfter, pageOf } from '../paging.ts';
 import { sendPage } from '../render.tsx';
@@ -18,12 +17,8 @@ import { Badge, Empty, PageHead, Pager, Panel, Table, When } from '../ui.tsx';
 
 /** The read-only pages of a client's area, linked from its overview: what the client's API did. */
 
-async function clientOf(
-  request: FastifyRequest,
-): Promise<{ scope: PortalScope; name: string; base: string }> {
-  const scope = await clientScope(request, (request.params as { clientId: string }).clientId);
-  const client = await getClient(request.server.platform.db, scope.orgId, scope.clientId);
-  return { scope, name: client.name, base: `/portal/clients/${scope.clientId}` };
+function clientOf(request: FastifyRequest) {
+  return clientArea(request, (request.params as { clientId: string }).clientId);
 }
 
 function ClientPage(props: {

@@ -13,7 +13,7 @@ import { checkBody } from '../../platform/http/validation.ts';
 import {
   agencyScope,
   auditOf,
-  clientScope,
+  clientArea,
   idParam,
   MANAGERS,
   type PortalContext,
@@ -48,14 +48,15 @@ interface KeyArea {
   base: string;
   kind: 'agency' | 'client';
   scope: PortalScope;
+  clientName?: string;
 }
 
 async function areaOf(request: FastifyRequest): Promise<KeyArea> {
   const { clientId } = request.params as { clientId?: string };
   if (clientId === undefined)
     return { base: '/portal/keys', kind: 'agency', scope: agencyScope(request, MANAGERS) };
-  const scope = await clientScope(request, clientId);
-  return { base: `/portal/clients/${scope.clientId}/keys`, kind: 'client', scope };
+  const client = await clientArea(request, clientId);
+  return { base: `${client.base}/keys`, kind: 'client', scope: client.scope, clientName: client.name };
 }
 
 function KeysPage(props: {
@@ -78,7 +79,7 @@ function KeysPage(props: {
             ? 'gc_live_ keys act for the whole agency, and as any client with X-Service-Client-Id.'
             : 'cl_live_ keys act on this client only.'
         }
-        crumbs={!agency && <a href={`/portal/clients/${area.scope.clientId}`}>Client</a>}
+        crumbs={!agency && <a href={`/portal/clients/${area.scope.clientId}`}>{area.clientName}</a>}
       />
       {props.notice === 'revoked' && (
         <Notice kind="ok">The key is revoked: it is refused from now on.</Notice>

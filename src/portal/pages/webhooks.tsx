@@ -21,7 +21,7 @@ import { checkBody } from '../../platform/http/validation.ts';
 import {
   agencyScope,
   auditOf,
-  clientScope,
+  clientArea,
   idParam,
   MANAGERS,
   type PortalContext,
@@ -81,12 +81,12 @@ async function areaOf(request: FastifyRequest): Promise<Area> {
   if (clientId === undefined) {
     return { base: '/portal/webhooks', title: 'Webhooks', scope: agencyScope(request, MANAGERS) };
   }
-  const scope = await clientScope(request, clientId);
+  const client = await clientArea(request, clientId);
   return {
-    base: `/portal/clients/${scope.clientId}/webhooks`,
+    base: `${client.base}/webhooks`,
     title: 'Webhooks',
-    crumbs: { href: `/portal/clients/${scope.clientId}`, label: 'Client' },
-    scope,
+    crumbs: { href: client.base, label: client.name },
+    scope: client.scope,
   };
 }
 
