@@ -43,6 +43,9 @@ const TimeZone = Type.String({
   description: 'An IANA time zone such as America/New_York.',
 });
 const Text = (maxLength: number) => Type.String({ maxLength });
+const SETTINGS_DEFAULT = (field: string) =>
+  `Default (when omitted or null): the SDR settings' ${field}, read when dialing starts.`;
+const FromNumber = Nullable(E164(`One of the org's numbers. ${SETTINGS_DEFAULT('from_number')}`));
 
 /** The settings a create and an update both take. */
 const schedule = {
@@ -71,9 +74,16 @@ export const CreateCampaignBody = Body({
   opening_message: Type.Optional(Nullable(Text(4000))),
   voicemail_message: Type.Optional(Nullable(Text(4000))),
   system_prompt: Type.Optional(Nullable(Text(20_000))),
-  voice_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
-  voice_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
-  from_number: Type.Optional(E164("One of the org's numbers; default the SDR settings' from_number")),
+  voice_id: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('voice_id') })),
+  ),
+  voice_name: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('voice_name') })),
+  ),
+  business_name: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('business_name') })),
+  ),
+  from_number: Type.Optional(FromNumber),
   prospect_ids: Type.Optional(
     Type.Array(Uuid(), { maxItems: 10_000, description: 'Contact ids of any client of the org.' }),
   ),
@@ -96,6 +106,7 @@ export const UpdateCampaignBody = Body({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   description: Type.Optional(Nullable(Text(4000))),
   scheduled_start_at: Type.Optional(Nullable(DateTime())),
+  from_number: Type.Optional(FromNumber),
   ...optional(schedule),
 });
 
@@ -105,6 +116,13 @@ export const CampaignSchema = Type.Object(
     name: Type.String(),
     description: Nullable(Type.String()),
     status: Type.String(),
+    paused_reason: Nullable(
+      Type.String({
+        description:
+          'Why the dialer paused the campaign: from_number_required (its start came with no number to dial ' +
+          'from; PATCH status active once one is set). Null otherwise, and when paused by PATCH.',
+      }),
+    ),
     agent_id: Uuid(),
     opening_message: Nullable(Type.String()),
     voicemail_message: Nullable(Type.String()),
@@ -112,7 +130,14 @@ export const CampaignSchema = Type.Object(
     voice_id: Nullable(Type.String()),
     voice_name: Nullable(Type.String()),
     business_name: Nullable(Type.String()),
-    from_number: Type.String(),
+    from_number: Nullable(
+      Type.String({ description: "As stored; null when the SDR settings' from_number is used." }),
+    ),
+    effective_from_number: Nullable(
+      Type.String({
+        description: "The number a dial would use now: from_number, else the SDR settings' (null: neither).",
+      }),
+    ),
     max_concurrent_calls: Type.Integer(),
     calling_window_start: Type.String(),
     calling_window_end: Type.String(),
