@@ -168,7 +168,16 @@ describe('SDR campaigns: drafts, the number read when dialing starts, whole page
     await tick();
     const [ownCall] = await callsOf(mine.body.campaign.id);
     assert.deepEqual([ownCall.from_number, ownCall.voice_id], [own, 'campaign-voice']);
+
+    // The settings' number removed, the campaign that dialed with it is paused on the next tick, saying why.
     assert.equal((await agency('PUT', '/sdr/settings', {})).status, 200);
+    await tick();
+    const stopped = await campaign(id);
+    assert.deepEqual(
+      [stopped.status, stopped.paused_reason, stopped.effective_from_number],
+      ['paused', 'from_number_required', null],
+    );
+    assert.equal((await campaign(mine.body.campaign.id)).status, 'active', 'one with its own number goes on');
   });
 
   test('a scheduled campaign whose start comes with no number is paused with from_number_required, and resumes once one exists', async () => {
