@@ -128,6 +128,7 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
     cause_key: causeKey,
     message_ref: sent.messageRef,
     to_address: sent.to,
+    from_address: sent.from ?? null,
   };
   const nextStep = row.current_step + 1;
   if (nextStep >= steps.length) {
@@ -147,6 +148,8 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
 interface Sent {
   messageRef: string;
   to: string;
+  /** The sender number of an SMS. */
+  from?: string;
 }
 
 async function sendEmailStep(
@@ -204,13 +207,13 @@ async function sendSmsStep(
   if (!to) throw new StepBlocked('missing_phone');
   if ((await phoneReach(trx, tenant, to)).blocked) throw new StepBlocked('opted_out');
   try {
-    const { messageId } = await context.sms.send(trx, tenant, {
+    const sms = await context.sms.send(trx, tenant, {
       to,
       body: renderMergeFields(step.body, values),
       contactId: contact.id,
       causeKey,
     });
-    return { messageRef: messageId, to };
+    return { messageRef: sms.messageId, to: sms.to, from: sms.from };
   } catch (error) {
     if (error instanceof ApiError && error.statusCode < 500) throw new StepBlocked(smsBlockReason(error));
     throw error;
