@@ -1,6 +1,7 @@
 import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CAMPAIGN_STATUSES, PROSPECT_STATUSES } from './schemas.ts';
 
@@ -55,6 +56,7 @@ export interface SdrCampaignsTable {
   voicemail_enabled: boolean;
   cal_com_booking_url: string | null;
   post_call_email: string | null;
+  metadata: MetadataColumn;
   status: CampaignStatus;
   started_at: Date | null;
   completed_at: Date | null;
@@ -80,6 +82,7 @@ export interface SdrProspectsTable {
   next_attempt_at: Date;
   current_call_id: string | null;
   call_ids: Generated<string[]>;
+  metadata: MetadataColumn;
   created_at: Date;
   updated_at: Date;
 }

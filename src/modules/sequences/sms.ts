@@ -13,7 +13,7 @@ export interface SequenceSms {
   send(
     trx: Trx,
     tenant: TenantScope,
-    sms: { to: string; body: string; contactId: string; causeKey: string },
+    sms: { to: string; body: string; contactId: string; causeKey: string; metadata: Record<string, unknown> },
   ): Promise<{ messageId: string; from: string; to: string }>;
 }
 

@@ -118,7 +118,7 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
   const sent =
     step.kind === 'email'
       ? await sendEmailStep(context, trx, tenant, row, step, contact, values, causeKey)
-      : await sendSmsStep(context, trx, tenant, step, contact, values, causeKey);
+      : await sendSmsStep(context, trx, tenant, row, step, contact, values, causeKey);
   const send = {
     enrollment_id: row.id,
     step_index: row.current_step,
@@ -198,6 +198,7 @@ async function sendSmsStep(
   context: TickContext,
   trx: Trx,
   tenant: TenantScope,
+  row: EnrollmentRow,
   step: Step,
   contact: ContactRecord,
   values: MergeValues,
@@ -212,6 +213,8 @@ async function sendSmsStep(
       body: renderMergeFields(step.body, values),
       contactId: contact.id,
       causeKey,
+      // The message's events echo the enrollment's metadata, as the enrollment's own do.
+      metadata: row.metadata,
     });
     return { messageRef: sms.messageId, to: sms.to, from: sms.from };
   } catch (error) {
