@@ -100,6 +100,17 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
   if (!row) return;
   // Run, stopped or advanced by someone else since the claim: nothing to do here.
   if (row.status !== 'active' || row.current_step !== claimed.current_step) return;
+  await runLockedStep(context, trx, row);
+}
+
+export type LockedEnrollment = NonNullable<Awaited<ReturnType<typeof lockClaimedEnrollment>>>;
+
+/**
+ * Runs the current step of an enrollment this transaction has locked and found where it was claimed.
+ * Should two runs of one step ever get this far, the step's key lets one commit: the (enrollment, step)
+ * key of its send row, and the SMS module's cause key.
+ */
+export async function runLockedStep(context: TickContext, trx: Trx, row: LockedEnrollment): Promise<void> {
   if (row.sequence_status !== 'active') {
     await updateEnrollmentRow(trx, row.id, { claimed_until: null });
     return;
