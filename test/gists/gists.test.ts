@@ -243,8 +243,13 @@ describe('gists through an OpenAI-compatible endpoint', () => {
     );
     assert.equal(new Set(replies.map((reply) => reply.body.gist.id)).size, 1);
     assert.equal(replies.filter((reply) => reply.body.gist.fuel_cost === 1).length, 1);
+    assert.equal(
+      replies.filter((reply) => reply.body.gist.cached && reply.body.gist.fuel_cost === 0).length,
+      9,
+    );
     assert.equal(llm.calls - calls, 1);
     assert.equal(await balance(call), start - 1);
+    assert.equal(await gistRows(t, body.contact.id), 1);
     assert.equal(replies[0].body.gist.model, 'stand-in-model');
 
     // Forced in parallel too: one generation, one charge.
