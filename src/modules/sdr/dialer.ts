@@ -122,7 +122,7 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
       slots--;
       if (!campaign.started_at) {
         campaign = await updateCampaign(trx, campaign.id, { started_at: now });
-        await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign));
+        await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign), campaign.metadata);
       }
     }
     if (picked.done) break;
@@ -221,6 +221,7 @@ async function dialProspect(
     sdrCampaignId: campaign.id,
     prospectId: prospect.id,
     metadata: { sdr_campaign_id: campaign.id, prospect_id: prospect.id, contact_id: prospect.contact_id },
+    eventMetadata: { ...campaign.metadata, ...prospect.metadata },
   });
   await updateProspect(trx, prospect.id, {
     status: 'queued',
@@ -239,7 +240,7 @@ async function completeIfDrained(trx: Trx, campaign: CampaignRow, scope: TenantS
   if (await hasOpenProspects(trx, campaign.id)) return;
   if ((await campaignCallsInFlight(trx, scope, campaign.id)) > 0) return;
   const completed = await updateCampaign(trx, campaign.id, { status: 'completed', completed_at: now });
-  await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed));
+  await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed), completed.metadata);
 }
 
 async function campaignEvent(trx: Trx, campaign: CampaignRow) {

@@ -34,6 +34,7 @@ export function toCampaign(row: CampaignRow, totalProspects: number, settingsNum
     voicemail_enabled: row.voicemail_enabled,
     cal_com_booking_url: row.cal_com_booking_url,
     post_call_email: row.post_call_email,
+    metadata: row.metadata,
     total_prospects: totalProspects,
     started_at: row.started_at,
     completed_at: row.completed_at,
@@ -61,6 +62,7 @@ export function toProspect(row: ProspectRow) {
     last_attempt_at: row.last_attempt_at,
     next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
     call_ids: row.call_ids,
+    metadata: row.metadata,
     created_at: row.created_at,
   };
 }

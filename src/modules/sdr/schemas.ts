@@ -1,6 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { pageQuerySchema } from '../../platform/http/pagination.ts';
-import { Body, DateTime, Nullable, Query, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import {
+  Body,
+  DateTime,
+  Metadata,
+  MetadataOut,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
 
 export const CAMPAIGN_STATUSES = [
   'draft',
@@ -68,6 +77,10 @@ const optional = <T extends Record<string, import('@sinclair/typebox').TSchema>>
     [K in keyof T]: import('@sinclair/typebox').TOptional<T[K]>;
   };
 
+const CampaignMetadata = Metadata(
+  "the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's",
+);
+
 export const CreateCampaignBody = Body({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Nullable(Text(4000))),
@@ -99,6 +112,7 @@ export const CreateCampaignBody = Body({
     ),
   ),
   post_call_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+  metadata: Type.Optional(CampaignMetadata),
 });
 
 export const UpdateCampaignBody = Body({
@@ -108,6 +122,7 @@ export const UpdateCampaignBody = Body({
   scheduled_start_at: Type.Optional(Nullable(DateTime())),
   from_number: Type.Optional(FromNumber),
   ...optional(schedule),
+  metadata: Type.Optional(CampaignMetadata),
 });
 
 export const CampaignSchema = Type.Object(
@@ -152,6 +167,7 @@ export const CampaignSchema = Type.Object(
     voicemail_enabled: Type.Boolean(),
     cal_com_booking_url: Nullable(Type.String()),
     post_call_email: Nullable(Type.String()),
+    metadata: MetadataOut(),
     total_prospects: Type.Integer(),
     started_at: Nullable(Timestamp()),
     completed_at: Nullable(Timestamp()),
@@ -187,13 +203,25 @@ export const ProspectSchema = Type.Object({
   last_attempt_at: Nullable(Timestamp()),
   next_attempt_at: Nullable(Timestamp()),
   call_ids: Type.Array(Uuid()),
+  metadata: MetadataOut(),
   created_at: Timestamp(),
 });
 
 export const AddProspectsBody = Body({
   contact_ids: Type.Optional(Type.Array(Uuid(), { maxItems: 10_000 })),
   prospects: Type.Optional(
-    Type.Array(Body({ contact_id: Uuid(), timezone: Type.Optional(TimeZone) }), { maxItems: 10_000 }),
+    Type.Array(
+      Body({
+        contact_id: Uuid(),
+        timezone: Type.Optional(TimeZone),
+        metadata: Type.Optional(
+          Metadata(
+            "the events of this prospect's calls, merged over the campaign's (this one wins a key both have)",
+          ),
+        ),
+      }),
+      { maxItems: 10_000 },
+    ),
   ),
 });
 

@@ -206,6 +206,7 @@ export async function createCampaign(
     voicemail_enabled: input.voicemail_enabled ?? DEFAULTS.voicemail_enabled,
     cal_com_booking_url: input.cal_com_booking_url ?? null,
     post_call_email: input.post_call_email ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
     status: input.scheduled_start_at ? 'scheduled' : 'draft',
     created_at: now,
     updated_at: now,
@@ -324,6 +325,7 @@ export async function updateCampaignSettings(
   for (const field of fields)
     if (patch[field] !== undefined) Object.assign(changes, { [field]: patch[field] });
   if (patch.calling_days !== undefined) changes.calling_days = sortedDays(patch.calling_days);
+  if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
   if (patch.scheduled_start_at !== undefined) {
     changes.scheduled_start_at =
       patch.scheduled_start_at === null ? null : new Date(patch.scheduled_start_at);
@@ -368,7 +370,7 @@ async function addProspectsTo(
   trx: Trx,
   scope: TenantScope,
   campaign: CampaignRow,
-  wanted: { contact_id: string; timezone?: string }[],
+  wanted: { contact_id: string; timezone?: string; metadata?: Record<string, unknown> }[],
   field: string,
 ): Promise<number> {
   if (!OPEN.includes(campaign.status)) {
@@ -415,6 +417,7 @@ async function addProspectsTo(
       timezone_source: zone.source,
       status: 'pending' as const,
       next_attempt_at: now,
+      metadata: JSON.stringify(prospect.metadata ?? {}),
       created_at: now,
       updated_at: now,
     });

@@ -1,6 +1,7 @@
 import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CAMPAIGN_STATUSES, PROSPECT_STATUSES } from './schemas.ts';
 
@@ -58,6 +59,7 @@ export interface SdrCampaignsTable {
   voicemail_enabled: boolean;
   cal_com_booking_url: string | null;
   post_call_email: string | null;
+  metadata: MetadataColumn;
   status: CampaignStatus;
   paused_reason: PausedReason | null;
   started_at: Date | null;
@@ -84,6 +86,7 @@ export interface SdrProspectsTable {
   next_attempt_at: Date;
   current_call_id: string | null;
   call_ids: Generated<string[]>;
+  metadata: MetadataColumn;
   created_at: Date;
   updated_at: Date;
 }
