@@ -162,7 +162,8 @@ function resources(document: OpenAPI3): string {
   ].join('\n');
 }
 
-async function generate(): Promise<Record<string, string>> {
+/** The generated files, by name, as the current document gives them. */
+export async function generate(): Promise<Record<string, string>> {
   const document = await currentDocument();
   const types = astToString(await openapiTS(document, { silent: true }));
   return {
@@ -181,11 +182,10 @@ async function generate(): Promise<Record<string, string>> {
   };
 }
 
-async function main(): Promise<number> {
-  const check = process.argv.includes('--check');
-  const files = await generate();
+/** The committed generated files that differ from what the document generates (written over unless `check`). */
+export async function staleFiles(check: boolean): Promise<string[]> {
   const stale: string[] = [];
-  for (const [name, content] of Object.entries(files)) {
+  for (const [name, content] of Object.entries(await generate())) {
     const file = path.join(outDir, name);
     const current = await fs.readFile(file, 'utf8').catch(() => null);
     if (current === content) continue;
@@ -195,6 +195,12 @@ async function main(): Promise<number> {
       await fs.writeFile(file, content);
     }
   }
+  return stale;
+}
+
+async function main(): Promise<number> {
+  const check = process.argv.includes('--check');
+  const stale = await staleFiles(check);
   if (check && stale.length) {
     process.stderr.write(
       `The SDK is behind the API: ${stale.join(', ')} differ from what /v1/openapi.json generates.\n` +

@@ -3,16 +3,16 @@ import { PagePromise } from './pagination.js';
 import { type OperationSpec, type RequestOptions, send, type TransportConfig } from './request.js';
 
 export interface ClientOptions {
-  /** An agency key (`gc_live_...`) or a client key (`cl_live_...`). */
-  apiKey: string;
+  /** An agency key (`gc_live_...`) or a client key (`cl_live_...`); required (undefined throws, so `process.env.X` fits). */
+  apiKey: string | undefined;
   /** The API's base, ending in `/v1`. Default `http://localhost:3000/v1`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Retries of a failed call (network error, time-out, 429, 503, 5xx of an idempotent call). Default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Time-out of one attempt, in milliseconds. Default 60 000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** The `fetch` to use; the platform's by default. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 const DEFAULT_BASE_URL = 'http://localhost:3000/v1';
@@ -84,7 +84,8 @@ export class AgencyPlatform {
   readonly #clientId: string | null;
 
   constructor(options: ClientOptions, clientId: string | null = null) {
-    if (!options?.apiKey) throw new TypeError('AgencyPlatform: apiKey is required');
+    if (!options?.apiKey)
+      throw new TypeError('AgencyPlatform: apiKey is required (an agency or client API key)');
     this.#options = options;
     this.#clientId = clientId;
     const config: TransportConfig = {

@@ -20,15 +20,15 @@ export interface OperationSpec {
 /** Per-call options, the last argument of every method. */
 export interface RequestOptions<Q = never> {
   /** Sent as `Idempotency-Key`; by default a creating POST gets a fresh one, reused across its retries. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /** Aborts the call, retries included. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Overrides the client's `maxRetries` for this call. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Overrides the client's `timeoutMs` (per attempt) for this call. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** The query of an operation that takes a body as well. */
-  query?: Q;
+  query?: Q | undefined;
 }
 
 export interface TransportConfig {

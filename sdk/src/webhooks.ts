@@ -54,11 +54,11 @@ export interface VerifyWebhookOptions {
   payload: string | Uint8Array | ArrayBuffer;
   headers: WebhookHeaders;
   /** The subscription's signing secret (`whsec_...`), shown once when the webhook was created. */
-  secret: string;
+  secret: string | undefined;
   /** How far the signed timestamp may be from now, in seconds. Default 300. */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** The current time in milliseconds, for tests. */
-  now?: number;
+  now?: number | undefined;
 }
 
 const encoder = new TextEncoder();
