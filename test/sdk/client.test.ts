@@ -188,6 +188,33 @@ describe('the SDK against a started service', () => {
     assert.equal(attempts, 3, 'the attempt and the default 2 retries');
   });
 
+  test('an attempt that outlives timeoutMs is retried, then ends in a ConnectionError; an abort is not retried', async () => {
+    let attempts = 0;
+    const hanging: typeof fetch = (_input, init) => {
+      attempts++;
+      return new Promise((_, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+      );
+    };
+    const sdk = new AgencyPlatform({
+      apiKey: 'gc_live_x',
+      baseUrl: service.baseUrl,
+      fetch: hanging,
+      timeoutMs: 50,
+    });
+    const timedOut = await sdk.me.retrieve({ maxRetries: 1 }).catch((e: unknown) => e);
+    assert.ok(timedOut instanceof ConnectionError);
+    assert.match(timedOut.message, /timed out after 50 ms \(2 attempts\)/);
+    assert.equal(attempts, 2);
+
+    attempts = 0;
+    const controller = new AbortController();
+    const call = sdk.me.retrieve({ signal: controller.signal, timeoutMs: 60_000 });
+    controller.abort(new Error('user gave up'));
+    await assert.rejects(call, /user gave up/);
+    assert.equal(attempts, 1);
+  });
+
   test('each error class is raised by its status, with the code, message and request id', async () => {
     const noRetry = { apiKey: service.tenant.agencyKey, baseUrl: service.baseUrl, maxRetries: 0 };
     const sdk = new AgencyPlatform(noRetry);
