@@ -86,6 +86,11 @@ describe('every example of docs/pages/platform/sdk.md runs', () => {
     assert.deepEqual([...examples.keys()].sort(), [...SCRIPTS, ...SERVERS, ...HANDLERS].sort());
   });
 
+  test("the package README's example is the page's quick start", async () => {
+    const readme = await fs.readFile(path.join(root, 'sdk/README.md'), 'utf8');
+    assert.equal(readme.match(/```ts\n([\s\S]*?)```/)?.[1], examples.get('quickstart.ts'));
+  });
+
   test('every example type-checks in strict mode with exactOptionalPropertyTypes', async () => {
     await fs.writeFile(
       path.join(dir, 'tsconfig.json'),
