@@ -19,7 +19,7 @@ import { loadConfig } from '../src/config.ts';
 import { createPlatform } from '../src/platform/context.ts';
 import { openDatabase } from '../src/platform/db/pool.ts';
 import { EVENT_TYPES } from '../src/platform/events/catalog.ts';
-import { type OperationObject, sdkName, sdkResult } from '../src/platform/http/sdk-names.ts';
+import { camelCase, type OperationObject, sdkName, sdkResult } from '../src/platform/http/sdk-names.ts';
 import { loadSecrets } from '../src/platform/secrets.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -74,6 +74,21 @@ interface Namespace {
 
 const q = (value: string) => `'${value}'`;
 
+/**
+ * The argument name of a path parameter: an `{id}` that a deeper segment follows is named after its
+ * noun (`/crm/contacts/{id}/phones` → `contactId`), so an editor shows `phones.create(contactId, body)`.
+ */
+function argumentNames(route: string): string[] {
+  const segments = route.split('/').filter(Boolean);
+  return segments.flatMap((segment, i) => {
+    if (!segment.startsWith('{')) return [];
+    const name = segment.slice(1, -1);
+    const noun = segments[i - 1] ?? '';
+    if (name !== 'id' || i === segments.length - 1 || !noun) return [name];
+    return [`${camelCase(noun.replace(/ies$/, 'y').replace(/s$/, ''))}Id`];
+  });
+}
+
 function resultType(id: string, result: ReturnType<typeof sdkResult>): string {
   switch (result.kind) {
     case 'page':
@@ -105,7 +120,7 @@ function resources(document: OpenAPI3): string {
           `pathParams: [${name.pathParams.map(q).join(', ')}], body: ${hasBody}, query: ${query.length > 0}, ` +
           `idempotencyKey: ${idempotencyKey}, result: ${q(result.kind)}${result.kind === 'resource' ? `, key: ${q(result.key)}` : ''} },`,
       );
-      const args = name.pathParams.map((p) => `${p}: string`);
+      const args = argumentNames(route).map((p) => `${p}: string`);
       if (hasBody) args.push(`body${operation.requestBody?.required ? '' : '?'}: Body<${q(id)}>`);
       else if (query.length) args.push(`query${query.some((p) => p.required) ? '' : '?'}: Query<${q(id)}>`);
       args.push(`options?: RequestOptions${hasBody && query.length ? `<Query<${q(id)}>>` : ''}`);

@@ -146,27 +146,27 @@ export interface Resources {
       delete(id: string, options?: RequestOptions): Promise<void>;
       readonly phones: {
         /** List a contact's phones, primary first (`crm.contacts.phones.list`) */
-        list(id: string, query?: Query<'crm.contacts.phones.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.contacts.phones.list'>, Success<'crm.contacts.phones.list'>>;
+        list(contactId: string, query?: Query<'crm.contacts.phones.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.contacts.phones.list'>, Success<'crm.contacts.phones.list'>>;
         /** Add a phone to a contact (`crm.contacts.phones.create`) */
-        create(id: string, body: Body<'crm.contacts.phones.create'>, options?: RequestOptions): Promise<Success<'crm.contacts.phones.create'>>;
+        create(contactId: string, body: Body<'crm.contacts.phones.create'>, options?: RequestOptions): Promise<Success<'crm.contacts.phones.create'>>;
         /** Retrieve one phone of a contact (`crm.contacts.phones.get`) */
-        retrieve(id: string, phoneId: string, options?: RequestOptions): Promise<Success<'crm.contacts.phones.get'>['phone']>;
+        retrieve(contactId: string, phoneId: string, options?: RequestOptions): Promise<Success<'crm.contacts.phones.get'>['phone']>;
         /** Update one phone of a contact (`crm.contacts.phones.update`) */
-        update(id: string, phoneId: string, body: Body<'crm.contacts.phones.update'>, options?: RequestOptions): Promise<Success<'crm.contacts.phones.update'>['phone']>;
+        update(contactId: string, phoneId: string, body: Body<'crm.contacts.phones.update'>, options?: RequestOptions): Promise<Success<'crm.contacts.phones.update'>['phone']>;
         /** Remove one phone from a contact; a removed primary passes to the oldest left (`crm.contacts.phones.delete`) */
-        delete(id: string, phoneId: string, options?: RequestOptions): Promise<void>;
+        delete(contactId: string, phoneId: string, options?: RequestOptions): Promise<void>;
       };
       readonly emails: {
         /** List a contact's emails, primary first (`crm.contacts.emails.list`) */
-        list(id: string, query?: Query<'crm.contacts.emails.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.contacts.emails.list'>, Success<'crm.contacts.emails.list'>>;
+        list(contactId: string, query?: Query<'crm.contacts.emails.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.contacts.emails.list'>, Success<'crm.contacts.emails.list'>>;
         /** Add a email to a contact (`crm.contacts.emails.create`) */
-        create(id: string, body: Body<'crm.contacts.emails.create'>, options?: RequestOptions): Promise<Success<'crm.contacts.emails.create'>>;
+        create(contactId: string, body: Body<'crm.contacts.emails.create'>, options?: RequestOptions): Promise<Success<'crm.contacts.emails.create'>>;
         /** Retrieve one email of a contact (`crm.contacts.emails.get`) */
-        retrieve(id: string, emailId: string, options?: RequestOptions): Promise<Success<'crm.contacts.emails.get'>['email']>;
+        retrieve(contactId: string, emailId: string, options?: RequestOptions): Promise<Success<'crm.contacts.emails.get'>['email']>;
         /** Update one email of a contact (`crm.contacts.emails.update`) */
-        update(id: string, emailId: string, body: Body<'crm.contacts.emails.update'>, options?: RequestOptions): Promise<Success<'crm.contacts.emails.update'>['email']>;
+        update(contactId: string, emailId: string, body: Body<'crm.contacts.emails.update'>, options?: RequestOptions): Promise<Success<'crm.contacts.emails.update'>['email']>;
         /** Remove one email from a contact; a removed primary passes to the oldest left (`crm.contacts.emails.delete`) */
-        delete(id: string, emailId: string, options?: RequestOptions): Promise<void>;
+        delete(contactId: string, emailId: string, options?: RequestOptions): Promise<void>;
       };
     };
     readonly companies: {
@@ -238,11 +238,11 @@ export interface Resources {
       delete(id: string, options?: RequestOptions): Promise<void>;
       readonly members: {
         /** List a list's members, newest record first, exclusions applied (`crm.lists.members.list`) */
-        list(id: string, query?: Query<'crm.lists.members.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.lists.members.list'>, Success<'crm.lists.members.list'>>;
+        list(listId: string, query?: Query<'crm.lists.members.list'>, options?: RequestOptions): PagePromise<PageItem<'crm.lists.members.list'>, Success<'crm.lists.members.list'>>;
         /** Add up to 10,000 contacts, companies or deals to a static list (`crm.lists.members.create`) */
-        create(id: string, body: Body<'crm.lists.members.create'>, options?: RequestOptions): Promise<Success<'crm.lists.members.create'>>;
+        create(listId: string, body: Body<'crm.lists.members.create'>, options?: RequestOptions): Promise<Success<'crm.lists.members.create'>>;
         /** Remove one member from a static list (`crm.lists.members.delete`) */
-        delete(id: string, entityId: string, options?: RequestOptions): Promise<void>;
+        delete(listId: string, entityId: string, options?: RequestOptions): Promise<void>;
       };
     };
   };
@@ -258,14 +258,14 @@ export interface Resources {
     /** Delete a webhook subscription and its delivery log (`webhooks.delete`) */
     delete(id: string, options?: RequestOptions): Promise<void>;
     /** Send a webhook.test event to this subscription (`webhooks.test`) */
-    test(id: string, options?: RequestOptions): Promise<Success<'webhooks.test'>['event']>;
+    test(webhookId: string, options?: RequestOptions): Promise<Success<'webhooks.test'>['event']>;
     /** Re-send every event of a window (up to 14 days) that did not reach this subscription (`webhooks.recover`) */
-    recover(id: string, body: Body<'webhooks.recover'>, options?: RequestOptions): Promise<Success<'webhooks.recover'>['recovery']>;
+    recover(webhookId: string, body: Body<'webhooks.recover'>, options?: RequestOptions): Promise<Success<'webhooks.recover'>['recovery']>;
     readonly deliveries: {
       /** The delivery log: one record per attempt, newest first (`webhooks.deliveries.list`) */
-      list(id: string, query?: Query<'webhooks.deliveries.list'>, options?: RequestOptions): PagePromise<PageItem<'webhooks.deliveries.list'>, Success<'webhooks.deliveries.list'>>;
+      list(webhookId: string, query?: Query<'webhooks.deliveries.list'>, options?: RequestOptions): PagePromise<PageItem<'webhooks.deliveries.list'>, Success<'webhooks.deliveries.list'>>;
       /** Send the event of a logged delivery again, now, outside the retry schedule (`webhooks.deliveries.retry`) */
-      retry(id: string, deliveryId: string, options?: RequestOptions): Promise<Success<'webhooks.deliveries.retry'>['retry']>;
+      retry(webhookId: string, deliveryId: string, options?: RequestOptions): Promise<Success<'webhooks.deliveries.retry'>['retry']>;
     };
   };
   readonly fuel: {
@@ -313,7 +313,7 @@ export interface Resources {
       /** Close or reopen a conversation, or mark it read (`sms.conversations.update`) */
       update(id: string, body: Body<'sms.conversations.update'>, options?: RequestOptions): Promise<Success<'sms.conversations.update'>['conversation']>;
       /** Messages of a conversation, both ways, newest first (`sms.conversations.messages`) */
-      messages(id: string, query?: Query<'sms.conversations.messages'>, options?: RequestOptions): PagePromise<PageItem<'sms.conversations.messages'>, Success<'sms.conversations.messages'>>;
+      messages(conversationId: string, query?: Query<'sms.conversations.messages'>, options?: RequestOptions): PagePromise<PageItem<'sms.conversations.messages'>, Success<'sms.conversations.messages'>>;
     };
   };
   readonly sequences: {
@@ -329,27 +329,27 @@ export interface Resources {
     archive(id: string, options?: RequestOptions): Promise<void>;
     readonly enrollments: {
       /** List a sequence's enrollments, newest first (`sequences.enrollments.list`) */
-      list(id: string, query?: Query<'sequences.enrollments.list'>, options?: RequestOptions): PagePromise<PageItem<'sequences.enrollments.list'>, Success<'sequences.enrollments.list'>>;
+      list(sequenceId: string, query?: Query<'sequences.enrollments.list'>, options?: RequestOptions): PagePromise<PageItem<'sequences.enrollments.list'>, Success<'sequences.enrollments.list'>>;
       /** Enroll a contact; one already actively enrolled gets its enrollment back (200) (`sequences.enrollments.create`) */
-      create(id: string, body: Body<'sequences.enrollments.create'>, options?: RequestOptions): Promise<Success<'sequences.enrollments.create'>>;
+      create(sequenceId: string, body: Body<'sequences.enrollments.create'>, options?: RequestOptions): Promise<Success<'sequences.enrollments.create'>>;
       /** Retrieve an enrollment (`sequences.enrollments.get`) */
-      retrieve(id: string, enrollmentId: string, options?: RequestOptions): Promise<Success<'sequences.enrollments.get'>['enrollment']>;
+      retrieve(sequenceId: string, enrollmentId: string, options?: RequestOptions): Promise<Success<'sequences.enrollments.get'>['enrollment']>;
       /** Pause, resume or cancel an enrollment (`sequences.enrollments.update`) */
-      update(id: string, enrollmentId: string, body: Body<'sequences.enrollments.update'>, options?: RequestOptions): Promise<Success<'sequences.enrollments.update'>['enrollment']>;
+      update(sequenceId: string, enrollmentId: string, body: Body<'sequences.enrollments.update'>, options?: RequestOptions): Promise<Success<'sequences.enrollments.update'>['enrollment']>;
     };
   };
   readonly ai: {
     readonly contacts: {
       /** Summarize a contact: 1 FUEL on a cache miss, 0 on a hit (`ai.contacts.gist`) */
-      gist(id: string, query?: Query<'ai.contacts.gist'>, options?: RequestOptions): Promise<Success<'ai.contacts.gist'>['gist']>;
+      gist(contactId: string, query?: Query<'ai.contacts.gist'>, options?: RequestOptions): Promise<Success<'ai.contacts.gist'>['gist']>;
     };
     readonly companies: {
       /** Summarize a company: 1 FUEL on a cache miss, 0 on a hit (`ai.companies.gist`) */
-      gist(id: string, query?: Query<'ai.companies.gist'>, options?: RequestOptions): Promise<Success<'ai.companies.gist'>['gist']>;
+      gist(companyId: string, query?: Query<'ai.companies.gist'>, options?: RequestOptions): Promise<Success<'ai.companies.gist'>['gist']>;
     };
     readonly deals: {
       /** Summarize a deal: 1 FUEL on a cache miss, 0 on a hit (`ai.deals.gist`) */
-      gist(id: string, query?: Query<'ai.deals.gist'>, options?: RequestOptions): Promise<Success<'ai.deals.gist'>['gist']>;
+      gist(dealId: string, query?: Query<'ai.deals.gist'>, options?: RequestOptions): Promise<Success<'ai.deals.gist'>['gist']>;
     };
   };
   readonly kb: {
@@ -364,20 +364,20 @@ export interface Resources {
     /** Delete a knowledge base and its documents (`kb.delete`) */
     delete(id: string, options?: RequestOptions): Promise<void>;
     /** Search the ready documents of a knowledge base; best chunks first (`kb.search`) */
-    search(id: string, query: Query<'kb.search'>, options?: RequestOptions): Promise<Success<'kb.search'>>;
+    search(kbId: string, query: Query<'kb.search'>, options?: RequestOptions): Promise<Success<'kb.search'>>;
     readonly documents: {
       /** List the documents of a knowledge base, newest first (`kb.documents.list`) */
-      list(id: string, query?: Query<'kb.documents.list'>, options?: RequestOptions): PagePromise<PageItem<'kb.documents.list'>, Success<'kb.documents.list'>>;
+      list(kbId: string, query?: Query<'kb.documents.list'>, options?: RequestOptions): PagePromise<PageItem<'kb.documents.list'>, Success<'kb.documents.list'>>;
       /** Add a document; it is ingested in the background (status pending) (`kb.documents.create`) */
-      create(id: string, body: Body<'kb.documents.create'>, options?: RequestOptions): Promise<Success<'kb.documents.create'>['document']>;
+      create(kbId: string, body: Body<'kb.documents.create'>, options?: RequestOptions): Promise<Success<'kb.documents.create'>['document']>;
       /** Retrieve a document with its ingestion status (`kb.documents.get`) */
-      retrieve(id: string, docId: string, options?: RequestOptions): Promise<Success<'kb.documents.get'>['document']>;
+      retrieve(kbId: string, docId: string, options?: RequestOptions): Promise<Success<'kb.documents.get'>['document']>;
       /** Delete a document (gone from search at once); answers the deleted document (`kb.documents.delete`) */
-      delete(id: string, docId: string, options?: RequestOptions): Promise<Success<'kb.documents.delete'>['document']>;
+      delete(kbId: string, docId: string, options?: RequestOptions): Promise<Success<'kb.documents.delete'>['document']>;
     };
     readonly uploads: {
       /** Get a signed URL to upload a file for a document (`kb.uploads.create`) */
-      create(id: string, body: Body<'kb.uploads.create'>, options?: RequestOptions): Promise<Success<'kb.uploads.create'>['upload']>;
+      create(kbId: string, body: Body<'kb.uploads.create'>, options?: RequestOptions): Promise<Success<'kb.uploads.create'>['upload']>;
     };
   };
   readonly sdr: {
@@ -400,11 +400,11 @@ export interface Resources {
       archive(id: string, options?: RequestOptions): Promise<void>;
       readonly prospects: {
         /** List a campaign's prospects, newest first (`sdr.prospects.list`) */
-        list(id: string, query?: Query<'sdr.prospects.list'>, options?: RequestOptions): PagePromise<PageItem<'sdr.prospects.list'>, Success<'sdr.prospects.list'>>;
+        list(campaignId: string, query?: Query<'sdr.prospects.list'>, options?: RequestOptions): PagePromise<PageItem<'sdr.prospects.list'>, Success<'sdr.prospects.list'>>;
         /** Add contacts of the org as prospects (at most 10,000 per call; ones already in are ignored) (`sdr.prospects.add`) */
-        add(id: string, body: Body<'sdr.prospects.add'>, options?: RequestOptions): Promise<Success<'sdr.prospects.add'>>;
+        add(campaignId: string, body: Body<'sdr.prospects.add'>, options?: RequestOptions): Promise<Success<'sdr.prospects.add'>>;
         /** Remove a prospect that is not in a call (409 prospect_in_call otherwise) (`sdr.prospects.remove`) */
-        remove(id: string, prospectId: string, options?: RequestOptions): Promise<void>;
+        remove(campaignId: string, prospectId: string, options?: RequestOptions): Promise<void>;
       };
     };
   };
