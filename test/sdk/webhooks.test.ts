@@ -28,7 +28,7 @@ describe('verifyWebhook on a real delivery from the service', () => {
     secret = created.secret;
     assert.equal(created.signing_header, 'X-Service-Signature');
     await client.crm.contacts.create({ email: 'signed@example.com' });
-    delivery = await eventually(async () => receiver.requests[0]);
+    delivery = await eventually(async () => receiver.requests[0], 30_000);
   });
   after(async () => {
     await receiver.close();
