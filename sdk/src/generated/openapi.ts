@@ -1029,7 +1029,7 @@ export interface paths {
         delete: operations["sdr.campaigns.archive"];
         options?: never;
         head?: never;
-        /** Update an SDR campaign: its settings, or move its status (409 invalid_transition) */
+        /** Update an SDR campaign: its settings, or move its status (409 invalid_transition); moving to active needs the sdr_outbound flag (403 feature_disabled) and a number (409 from_number_required) */
         patch: operations["sdr.campaigns.update"];
         trace?: never;
     };
@@ -1063,6 +1063,77 @@ export interface paths {
         post?: never;
         /** Remove a prospect that is not in a call (409 prospect_in_call otherwise) */
         delete: operations["sdr.prospects.remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the agency's clients, newest first (agency keys only) */
+        get: operations["clients.list"];
+        put?: never;
+        /** Create a client (agency keys only) */
+        post: operations["clients.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clients/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a client (agency keys only) */
+        get: operations["clients.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Rename a client (agency keys only) */
+        patch: operations["clients.update"];
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the org's API keys in use, newest first, without their secrets (agency keys only) */
+        get: operations["api_keys.list"];
+        put?: never;
+        /** Mint an agency or client API key; the key is returned once (agency keys only) */
+        post: operations["api_keys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key of the org: it answers 401 from the next request (agency keys only) */
+        delete: operations["api_keys.revoke"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7266,6 +7337,10 @@ export interface operations {
                     deal_id?: string;
                     /** @description Up to 10 absolute https URLs (MMS). */
                     media_urls?: string[];
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of its events: sms.sent and sms.delivery_failed. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -7301,6 +7376,10 @@ export interface operations {
                             contact_id: string | null;
                             company_id: string | null;
                             deal_id: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** Format: date-time */
                             created_at: string;
                             sent_at: string | null;
@@ -7656,6 +7735,10 @@ export interface operations {
                             contact_id: string | null;
                             company_id: string | null;
                             deal_id: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** Format: date-time */
                             created_at: string;
                             sent_at: string | null;
@@ -8176,6 +8259,7 @@ export interface operations {
                             enrolled_at: string;
                             completed_at: string | null;
                             last_step_at: string | null;
+                            /** @description As given when it was started; {} when none. */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -8244,7 +8328,7 @@ export interface operations {
                      * @description A contact of the same client.
                      */
                     contact_id: string;
-                    /** @description Stored as given and echoed in the metadata of the enrollment's events. */
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of every event of the enrollment and of the messages its SMS steps send (sms.sent, sms.delivery_failed). */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -8280,6 +8364,7 @@ export interface operations {
                             enrolled_at: string;
                             completed_at: string | null;
                             last_step_at: string | null;
+                            /** @description As given when it was started; {} when none. */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -8316,6 +8401,7 @@ export interface operations {
                             enrolled_at: string;
                             completed_at: string | null;
                             last_step_at: string | null;
+                            /** @description As given when it was started; {} when none. */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -8420,6 +8506,7 @@ export interface operations {
                             enrolled_at: string;
                             completed_at: string | null;
                             last_step_at: string | null;
+                            /** @description As given when it was started; {} when none. */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -8512,6 +8599,7 @@ export interface operations {
                             enrolled_at: string;
                             completed_at: string | null;
                             last_step_at: string | null;
+                            /** @description As given when it was started; {} when none. */
                             metadata: {
                                 [key: string]: unknown;
                             };
@@ -9272,6 +9360,10 @@ export interface operations {
                             storage_path: string | null;
                             mime_type: string | null;
                             byte_size: number | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** @description pending, then processing, then ready or failed (with error). */
                             status: "pending" | "processing" | "ready" | "failed";
                             error: string | null;
@@ -9355,6 +9447,10 @@ export interface operations {
                     /** @description text/plain, text/markdown, text/html or application/pdf; required for upload. */
                     mime_type?: string;
                     byte_size?: number;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of its ingestion events: ai.kb_ingest.completed and ai.job.failed. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -9378,6 +9474,10 @@ export interface operations {
                             storage_path: string | null;
                             mime_type: string | null;
                             byte_size: number | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** @description pending, then processing, then ready or failed (with error). */
                             status: "pending" | "processing" | "ready" | "failed";
                             error: string | null;
@@ -9481,6 +9581,10 @@ export interface operations {
                             storage_path: string | null;
                             mime_type: string | null;
                             byte_size: number | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** @description pending, then processing, then ready or failed (with error). */
                             status: "pending" | "processing" | "ready" | "failed";
                             error: string | null;
@@ -9566,6 +9670,10 @@ export interface operations {
                             storage_path: string | null;
                             mime_type: string | null;
                             byte_size: number | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** @description pending, then processing, then ready or failed (with error). */
                             status: "pending" | "processing" | "ready" | "failed";
                             error: string | null;
@@ -9946,6 +10054,7 @@ export interface operations {
                             name: string;
                             description: string | null;
                             status: string;
+                            paused_reason: string | null;
                             /** Format: uuid */
                             agent_id: string;
                             opening_message: string | null;
@@ -9954,7 +10063,8 @@ export interface operations {
                             voice_id: string | null;
                             voice_name: string | null;
                             business_name: string | null;
-                            from_number: string;
+                            from_number: string | null;
+                            effective_from_number: string | null;
                             max_concurrent_calls: number;
                             calling_window_start: string;
                             calling_window_end: string;
@@ -9970,6 +10080,10 @@ export interface operations {
                             voicemail_enabled: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             total_prospects: number;
                             started_at: string | null;
                             completed_at: string | null;
@@ -10053,8 +10167,8 @@ export interface operations {
                     system_prompt?: string | null;
                     voice_id?: string | null;
                     voice_name?: string | null;
-                    /** @description One of the org's numbers; default the SDR settings' from_number (E.164). */
-                    from_number?: string;
+                    business_name?: string | null;
+                    from_number?: string | null;
                     /** @description Contact ids of any client of the org. */
                     prospect_ids?: string[];
                     /** @description 1-10, default 1. */
@@ -10080,6 +10194,10 @@ export interface operations {
                     voicemail_enabled?: boolean;
                     cal_com_booking_url?: string | null;
                     post_call_email?: string | null;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -10098,6 +10216,7 @@ export interface operations {
                             name: string;
                             description: string | null;
                             status: string;
+                            paused_reason: string | null;
                             /** Format: uuid */
                             agent_id: string;
                             opening_message: string | null;
@@ -10106,7 +10225,8 @@ export interface operations {
                             voice_id: string | null;
                             voice_name: string | null;
                             business_name: string | null;
-                            from_number: string;
+                            from_number: string | null;
+                            effective_from_number: string | null;
                             max_concurrent_calls: number;
                             calling_window_start: string;
                             calling_window_end: string;
@@ -10122,6 +10242,10 @@ export interface operations {
                             voicemail_enabled: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             total_prospects: number;
                             started_at: string | null;
                             completed_at: string | null;
@@ -10225,6 +10349,7 @@ export interface operations {
                             name: string;
                             description: string | null;
                             status: string;
+                            paused_reason: string | null;
                             /** Format: uuid */
                             agent_id: string;
                             opening_message: string | null;
@@ -10233,7 +10358,8 @@ export interface operations {
                             voice_id: string | null;
                             voice_name: string | null;
                             business_name: string | null;
-                            from_number: string;
+                            from_number: string | null;
+                            effective_from_number: string | null;
                             max_concurrent_calls: number;
                             calling_window_start: string;
                             calling_window_end: string;
@@ -10249,6 +10375,10 @@ export interface operations {
                             voicemail_enabled: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             total_prospects: number;
                             started_at: string | null;
                             completed_at: string | null;
@@ -10400,6 +10530,7 @@ export interface operations {
                     name?: string;
                     description?: string | null;
                     scheduled_start_at?: string | null;
+                    from_number?: string | null;
                     /** @description 1-10, default 1. */
                     max_concurrent_calls?: number;
                     /** @description Local time the window opens, default 09:00 (HH:mm, 24-hour). */
@@ -10416,6 +10547,10 @@ export interface operations {
                     ring_timeout_seconds?: number;
                     /** @description 30-1800, default 300. */
                     max_duration_seconds?: number;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -10434,6 +10569,7 @@ export interface operations {
                             name: string;
                             description: string | null;
                             status: string;
+                            paused_reason: string | null;
                             /** Format: uuid */
                             agent_id: string;
                             opening_message: string | null;
@@ -10442,7 +10578,8 @@ export interface operations {
                             voice_id: string | null;
                             voice_name: string | null;
                             business_name: string | null;
-                            from_number: string;
+                            from_number: string | null;
+                            effective_from_number: string | null;
                             max_concurrent_calls: number;
                             calling_window_start: string;
                             calling_window_end: string;
@@ -10458,6 +10595,10 @@ export interface operations {
                             voicemail_enabled: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             total_prospects: number;
                             started_at: string | null;
                             completed_at: string | null;
@@ -10584,6 +10725,10 @@ export interface operations {
                             last_attempt_at: string | null;
                             next_attempt_at: string | null;
                             call_ids: string[];
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
                             /** Format: date-time */
                             created_at: string;
                         }[];
@@ -10661,6 +10806,10 @@ export interface operations {
                         contact_id: string;
                         /** @description An IANA time zone such as America/New_York. */
                         timezone?: string;
+                        /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of the events of this prospect's calls, merged over the campaign's (this one wins a key both have). */
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
                     }[];
                 };
             };
@@ -10800,6 +10949,625 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "clients.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50). */
+                limit?: number;
+                /** @description Opaque token from next_page_token of the previous page. */
+                page_token?: string;
+                /** @description Part of the name, in any case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            org_id: string;
+                            name: string;
+                            /** @description The agency's own client, which an agency key acts on by default. */
+                            is_house: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        next_page_token: string | null;
+                        limit: number;
+                        total?: number | null;
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "clients.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: a repeat within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A client of the agency. */
+                        client: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            org_id: string;
+                            name: string;
+                            /** @description The agency's own client, which an agency key acts on by default. */
+                            is_house: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency key reused with another request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "clients.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A client of the agency. */
+                        client: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            org_id: string;
+                            name: string;
+                            /** @description The agency's own client, which an agency key acts on by default. */
+                            is_house: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "clients.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A client of the agency. */
+                        client: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            org_id: string;
+                            name: string;
+                            /** @description The agency's own client, which an agency key acts on by default. */
+                            is_house: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "api_keys.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50). */
+                limit?: number;
+                /** @description Opaque token from next_page_token of the previous page. */
+                page_token?: string;
+                /** @description Only the keys of this client. */
+                client_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description gc_live_ (agency), cl_live_ (client) or sms_live_ (legacy SMS). */
+                            prefix: string;
+                            kind: "agency" | "client" | "legacy_sms";
+                            rate_limit_per_minute: number;
+                            expires_at: string | null;
+                            tag: string | null;
+                            client_id: string | null;
+                            /** @description The last four characters of the key. */
+                            last4: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                            revoked_at: string | null;
+                        }[];
+                        next_page_token: string | null;
+                        limit: number;
+                        total?: number | null;
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "api_keys.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: a repeat within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description agency (gc_live_, org-wide) or client (cl_live_, bound to client_id). */
+                    kind: "agency" | "client";
+                    /**
+                     * Format: uuid
+                     * @description Required for a client key: the client it acts on.
+                     */
+                    client_id?: string;
+                    /** @description Requests per minute (default 60). */
+                    rate_limit_per_minute?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the key stops working; never when absent.
+                     */
+                    expires_at?: string;
+                    tag?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description An API key of the org, without its secret. */
+                        api_key: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @description gc_live_ (agency), cl_live_ (client) or sms_live_ (legacy SMS). */
+                            prefix: string;
+                            kind: "agency" | "client" | "legacy_sms";
+                            rate_limit_per_minute: number;
+                            expires_at: string | null;
+                            tag: string | null;
+                            client_id: string | null;
+                            /** @description The last four characters of the key. */
+                            last4: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_used_at: string | null;
+                            revoked_at: string | null;
+                        };
+                        /** @description The key itself: shown in this response only. */
+                        key: string;
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency key reused with another request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "api_keys.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden for this key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -113,6 +113,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
   { id: 'sdr.prospects.list', method: 'GET', path: '/sdr/campaigns/{id}/prospects', namespace: ['sdr', 'campaigns', 'prospects'], verb: 'list', pathParams: ['id'], body: false, query: true, idempotencyKey: false, result: 'page' },
   { id: 'sdr.prospects.add', method: 'POST', path: '/sdr/campaigns/{id}/prospects', namespace: ['sdr', 'campaigns', 'prospects'], verb: 'add', pathParams: ['id'], body: true, query: false, idempotencyKey: true, result: 'envelope' },
   { id: 'sdr.prospects.remove', method: 'DELETE', path: '/sdr/campaigns/{id}/prospects/{prospectId}', namespace: ['sdr', 'campaigns', 'prospects'], verb: 'remove', pathParams: ['id', 'prospectId'], body: false, query: false, idempotencyKey: false, result: 'none' },
+  { id: 'clients.list', method: 'GET', path: '/clients', namespace: ['clients'], verb: 'list', pathParams: [], body: false, query: true, idempotencyKey: false, result: 'page' },
+  { id: 'clients.create', method: 'POST', path: '/clients', namespace: ['clients'], verb: 'create', pathParams: [], body: true, query: false, idempotencyKey: true, result: 'resource', key: 'client' },
+  { id: 'clients.get', method: 'GET', path: '/clients/{id}', namespace: ['clients'], verb: 'retrieve', pathParams: ['id'], body: false, query: false, idempotencyKey: false, result: 'resource', key: 'client' },
+  { id: 'clients.update', method: 'PATCH', path: '/clients/{id}', namespace: ['clients'], verb: 'update', pathParams: ['id'], body: true, query: false, idempotencyKey: false, result: 'resource', key: 'client' },
+  { id: 'api_keys.list', method: 'GET', path: '/api-keys', namespace: ['apiKeys'], verb: 'list', pathParams: [], body: false, query: true, idempotencyKey: false, result: 'page' },
+  { id: 'api_keys.create', method: 'POST', path: '/api-keys', namespace: ['apiKeys'], verb: 'create', pathParams: [], body: true, query: false, idempotencyKey: true, result: 'envelope' },
+  { id: 'api_keys.revoke', method: 'DELETE', path: '/api-keys/{id}', namespace: ['apiKeys'], verb: 'revoke', pathParams: ['id'], body: false, query: false, idempotencyKey: false, result: 'none' },
   { id: 'docs.products', method: 'GET', path: '/docs/products', namespace: ['docs'], verb: 'products', pathParams: [], body: false, query: false, idempotencyKey: false, result: 'resource', key: 'data' },
   { id: 'docs.list', method: 'GET', path: '/docs/pages', namespace: ['docs', 'pages'], verb: 'list', pathParams: [], body: false, query: true, idempotencyKey: false, result: 'envelope' },
   { id: 'docs.get', method: 'GET', path: '/docs/pages/{slug}', namespace: ['docs', 'pages'], verb: 'retrieve', pathParams: ['slug'], body: false, query: true, idempotencyKey: false, result: 'resource', key: 'page' },
@@ -394,7 +401,7 @@ export interface Resources {
       create(body: Body<'sdr.campaigns.create'>, options?: RequestOptions): Promise<Success<'sdr.campaigns.create'>['campaign']>;
       /** Retrieve an SDR campaign with its stats (`sdr.campaigns.get`) */
       retrieve(id: string, options?: RequestOptions): Promise<Success<'sdr.campaigns.get'>['campaign']>;
-      /** Update an SDR campaign: its settings, or move its status (409 invalid_transition) (`sdr.campaigns.update`) */
+      /** Update an SDR campaign: its settings, or move its status (409 invalid_transition); moving to active needs the sdr_outbound flag (403 feature_disabled) and a number (409 from_number_required) (`sdr.campaigns.update`) */
       update(id: string, body: Body<'sdr.campaigns.update'>, options?: RequestOptions): Promise<Success<'sdr.campaigns.update'>['campaign']>;
       /** Archive an SDR campaign (calls in flight are not cancelled: pause first) (`sdr.campaigns.archive`) */
       archive(id: string, options?: RequestOptions): Promise<void>;
@@ -407,6 +414,24 @@ export interface Resources {
         remove(campaignId: string, prospectId: string, options?: RequestOptions): Promise<void>;
       };
     };
+  };
+  readonly clients: {
+    /** List the agency's clients, newest first (agency keys only) (`clients.list`) */
+    list(query?: Query<'clients.list'>, options?: RequestOptions): PagePromise<PageItem<'clients.list'>, Success<'clients.list'>>;
+    /** Create a client (agency keys only) (`clients.create`) */
+    create(body: Body<'clients.create'>, options?: RequestOptions): Promise<Success<'clients.create'>['client']>;
+    /** Retrieve a client (agency keys only) (`clients.get`) */
+    retrieve(id: string, options?: RequestOptions): Promise<Success<'clients.get'>['client']>;
+    /** Rename a client (agency keys only) (`clients.update`) */
+    update(id: string, body: Body<'clients.update'>, options?: RequestOptions): Promise<Success<'clients.update'>['client']>;
+  };
+  readonly apiKeys: {
+    /** List the org's API keys in use, newest first, without their secrets (agency keys only) (`api_keys.list`) */
+    list(query?: Query<'api_keys.list'>, options?: RequestOptions): PagePromise<PageItem<'api_keys.list'>, Success<'api_keys.list'>>;
+    /** Mint an agency or client API key; the key is returned once (agency keys only) (`api_keys.create`) */
+    create(body: Body<'api_keys.create'>, options?: RequestOptions): Promise<Success<'api_keys.create'>>;
+    /** Revoke an API key of the org: it answers 401 from the next request (agency keys only) (`api_keys.revoke`) */
+    revoke(id: string, options?: RequestOptions): Promise<void>;
   };
   readonly docs: {
     /** List the documentation products and their categories (`docs.products`) */
