@@ -18,6 +18,14 @@ async function gistLedger(call: Call) {
   return body.data.filter((entry: any) => entry.reference_type === 'gist');
 }
 
+/** Gist rows of a subject, ready or generating: one per generation. */
+async function gistRows(t: TestApp, subjectId: string): Promise<number> {
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*)::int AS n FROM gists WHERE subject_id = ${subjectId}`.execute(t.platform.db);
+  return rows[0].n;
+}
+
 describe('gists with the builtin summarizer', () => {
   let t: TestApp;
   let tenant: TestTenant;
@@ -150,6 +158,29 @@ describe('gists with the builtin summarizer', () => {
     assert.equal(dealGist.body.gist.subject_type, 'deal');
   });
 
+  test('ten parallel misses with a model that answers at once: one generation, one debit, one id', async () => {
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: 50 });
+    // Several contacts: each is a fresh race between requests that read "no gist" and one that already wrote it.
+    for (let round = 0; round < 5; round++) {
+      const { body } = await call('POST', '/crm/contacts', { email: `burst${round}@example.com` });
+      const start = await balance(call);
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, () => call('POST', `/ai/contacts/${body.contact.id}/gist`)),
+      );
+      assert.deepEqual(
+        replies.map((reply) => reply.status),
+        Array(10).fill(200),
+      );
+      assert.equal(new Set(replies.map((reply) => reply.body.gist.id)).size, 1);
+      assert.deepEqual(
+        replies.map((reply) => [reply.body.gist.cached, reply.body.gist.fuel_cost]).sort(),
+        [[false, 1], ...Array(9).fill([true, 0])].sort(),
+      );
+      assert.equal(await balance(call), start - 1);
+      assert.equal(await gistRows(t, body.contact.id), 1);
+    }
+  });
+
   test("another tenant's record, or none, is 404 and costs nothing", async () => {
     await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: 5 });
     const { body } = await call('POST', '/crm/contacts', { email: 'own@example.com' });
@@ -212,8 +243,13 @@ describe('gists through an OpenAI-compatible endpoint', () => {
     );
     assert.equal(new Set(replies.map((reply) => reply.body.gist.id)).size, 1);
     assert.equal(replies.filter((reply) => reply.body.gist.fuel_cost === 1).length, 1);
+    assert.equal(
+      replies.filter((reply) => reply.body.gist.cached && reply.body.gist.fuel_cost === 0).length,
+      9,
+    );
     assert.equal(llm.calls - calls, 1);
     assert.equal(await balance(call), start - 1);
+    assert.equal(await gistRows(t, body.contact.id), 1);
     assert.equal(replies[0].body.gist.model, 'stand-in-model');
 
     // Forced in parallel too: one generation, one charge.

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RouteEntry } from '../../src/platform/http/route-table.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
-import { ADMIN_TOKEN, adminCall, type TestApp, type TestTenant } from '../helpers.ts';
+import { ADMIN_TOKEN, adminCall, eventually, type TestApp, type TestTenant } from '../helpers.ts';
 
 /** Operations a tenant API key calls: under /v1, documented, not public, not the MCP endpoint. */
 export function tenantOperations(routes: readonly RouteEntry[]): RouteEntry[] {
@@ -316,6 +316,61 @@ export const creators: Record<string, Creator> = {
     post: { body: () => ({ name: `Key ${next()}`, kind: 'agency' }), id: (answer) => answer.api_key.id },
   },
 };
+
+/**
+ * Seeds for list routes that no creator above fills (a creator whose path is `<list>/:param` fills
+ * `<list>`, after the list's parents are made): each makes sure the list shows a record of the owner,
+ * and may name the query to read the list with. Keyed by the list's route path.
+ */
+export const listSeeds: Record<string, (owner: Owner) => Promise<string | undefined>> = {
+  // A client's ledger shows its own debits: one gist, paid from a grant.
+  '/v1/fuel/ledger': async ({ t, tenant, call }) => {
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: 5 });
+    const contact = await madeBy(call, '/crm/contacts', { email: `f${next()}@example.com` }, 'contact');
+    const gist = await call('POST', `/ai/contacts/${contact}/gist`, {});
+    if (gist.status >= 300) throw new Error(`gist: ${gist.status} ${JSON.stringify(gist.body)}`);
+    return undefined;
+  },
+  // The conversation's creator makes it with the inbound message that opened it.
+  '/v1/sms/conversations/:id/messages': async () => undefined,
+  // Search reads ready documents: a worker ingests the base's document, found by a word of it.
+  '/v1/kb/:id/search': async (owner) => {
+    const documents = `${(await makePath(owner, '/v1/kb/:id')).replace(/^\/v1/, '')}/documents`;
+    const doc = await madeBy(
+      owner.call,
+      documents,
+      { title: `Hours ${next()}`, source_type: 'manual', content: 'Opening hours are nine to five.' },
+      'document',
+    );
+    await owner.t.startWorker();
+    await eventually(
+      async () => (await owner.call('GET', `${documents}/${doc}`)).body.document.status === 'ready',
+      20_000,
+    );
+    return '?q=hours';
+  },
+};
+
+/** Whether a route's 200 answer is a list: an object with a `data` array. */
+export function isListRoute(route: RouteEntry): boolean {
+  const ok = (route.schema?.response as Record<string, any> | undefined)?.['200'];
+  return route.method === 'GET' && ok?.properties?.data?.type === 'array';
+}
+
+/**
+ * Makes sure `owner` has a record in the list at `url`: its parents, then the creators whose path is
+ * the list's plus an id, then the list's seed. Returns the query the seed names, if any. Throws,
+ * naming the list, when neither a creator nor a seed fills it.
+ */
+export async function seedList(owner: Owner, url: string): Promise<string | undefined> {
+  const keys = Object.keys(creators).filter((key) => key.slice(0, key.lastIndexOf('/')) === url);
+  const seed = listSeeds[url];
+  if (keys.length === 0 && !seed)
+    throw new Error(`no creator or list seed for ${url}: add one to test/reliability/route-sweep.ts`);
+  await makePath(owner, url);
+  for (const key of keys) await makePath(owner, key);
+  return seed?.(owner);
+}
 
 /** A campaign of an org with SDR turned on, calling from a number of its own. */
 async function campaignBody({ t, tenant }: Owner) {

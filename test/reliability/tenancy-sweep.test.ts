@@ -5,6 +5,9 @@
  * org. Every answer is 404 `not_found` with no part of the row, and nothing A sees changes. A new
  * route is swept with no test code; a resource with no creator in route-sweep.ts fails the sweep.
  *
+ * Every list route (a GET answering `{data: [...]}`) is swept the same way: client A is given a record
+ * in each, and no other tenant's answer from any list names one of A's records.
+ *
  * The same registry drives "every creating POST honours Idempotency-Key".
  */
 import assert from 'node:assert/strict';
@@ -17,11 +20,13 @@ import {
   callerOf,
   creators,
   exampleOf,
+  isListRoute,
   makePath,
   type Owner,
   ownerOf,
   pathParams,
   resourceKey,
+  seedList,
   tenantOperations,
 } from './route-sweep.ts';
 
@@ -41,6 +46,14 @@ function requiredQuery(schema: any): string {
   const required: string[] = schema?.required ?? [];
   const values = required.map((name) => [name, String(exampleOf(schema.properties[name]))]);
   return values.length ? `?${new URLSearchParams(values)}` : '';
+}
+
+/** The ids a list item stands for: its `id`, else its `*_id` fields (a list member, a search hit). */
+function recordIds(item: Record<string, unknown>): string[] {
+  if (typeof item.id === 'string') return [item.id];
+  return Object.entries(item)
+    .filter(([key, value]) => key.endsWith('_id') && typeof value === 'string')
+    .map(([, value]) => value as string);
 }
 
 const ORDER: Record<string, number> = { GET: 0, POST: 1, PUT: 1, PATCH: 1, DELETE: 2 };
@@ -129,6 +142,60 @@ describe('tenancy sweep over the route table', () => {
     }
     assert.deepEqual(failures, []);
     assert.deepEqual(await snapshot(), before, 'a call of another tenant changed what the owner sees');
+  });
+
+  test("no list route shows another tenant any of client A's records", async () => {
+    const lists = tenantOperations(t.app.routeTable).filter(isListRoute);
+    assert.ok(lists.length >= 20, `only ${lists.length} list routes`);
+    const missing: string[] = [];
+    const seededQuery = new Map<string, string | undefined>();
+    for (const route of lists) {
+      await seedList(owner, route.url).then(
+        (query) => seededQuery.set(route.url, query),
+        (error) => missing.push(error.message),
+      );
+    }
+    assert.deepEqual(missing, [], 'list routes the sweep cannot give client A a record in');
+
+    const urls = new Map<string, string>();
+    const records = new Set<string>();
+    const empty: string[] = [];
+    for (const route of lists) {
+      const query = seededQuery.get(route.url) ?? requiredQuery(route.schema?.querystring);
+      // The largest page the list gives, so every record of A is read.
+      const largest = (route.schema?.querystring as any)?.properties?.limit?.maximum;
+      const url = `${(await makePath(owner, route.url)).replace(/^\/v1/, '')}${query || '?'}${largest ? `&limit=${largest}` : ''}`;
+      urls.set(route.url, url);
+      const answer = await callerOf(owner, route.url)('GET', url);
+      assert.equal(answer.status, 200, `the owner cannot list ${route.url}: ${JSON.stringify(answer.body)}`);
+      const data: Record<string, unknown>[] = answer.body.data;
+      if (data.length === 0) empty.push(route.url);
+      for (const item of data) for (const id of recordIds(item)) records.add(id);
+    }
+    assert.deepEqual(empty, [], "lists that show none of client A's records: seed them in route-sweep.ts");
+
+    const failures: string[] = [];
+    for (const route of lists) {
+      const atAgency = agencyScoped(route.url);
+      const ownParent = pathParams(route.url).length === 0;
+      for (const [who, call] of Object.entries(attackers)) {
+        // The org's own agency key owns agency resources, whichever client it acts as.
+        if (atAgency && who === 'the agency key acting as client B') continue;
+        const url = urls.get(route.url)!;
+        const answer = await call('GET', url);
+        const text = JSON.stringify(answer.body);
+        // A 404 may name the path's own id back: the caller sent it.
+        const leaked = [...records].filter((id) => text.includes(id) && !url.includes(id));
+        // Its own list (200), or 404 under a parent of A's, or 403 for a client key on an agency list.
+        const clientKey = who === 'client B of the same org' || who === 'a client key of another org';
+        const expected = atAgency && clientKey ? 403 : ownParent ? 200 : 404;
+        if (leaked.length > 0 || answer.status !== expected)
+          failures.push(
+            `GET ${route.url} as ${who}: ${answer.status}, shows ${leaked.join(', ') || 'none'} of A's`,
+          );
+      }
+    }
+    assert.deepEqual(failures, []);
   });
 
   test('every creating POST honours Idempotency-Key: same key, same answer, one resource', async () => {

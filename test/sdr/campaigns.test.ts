@@ -85,7 +85,7 @@ describe('SDR campaigns: access, limits, status moves and prospects', () => {
     assert.equal(agents.length, 0, 'no agent left behind by a refused campaign');
   });
 
-  test('a campaign takes the defaults of SPEC.md and the SDR settings, and gets its own outbound agent', async () => {
+  test('a campaign takes the defaults of SPEC.md, leaves number, voice and business name to the SDR settings, and gets its own outbound agent', async () => {
     const settings = await agency('PUT', '/sdr/settings', {
       from_number: FROM,
       voice_id: '11labs-Adrian',
@@ -106,10 +106,13 @@ describe('SDR campaigns: access, limits, status moves and prospects', () => {
     assert.equal(created.status, 201);
     const campaign = created.body.campaign;
     assert.equal(campaign.status, 'draft');
-    assert.equal(campaign.from_number, FROM);
-    assert.equal(campaign.voice_id, '11labs-Adrian');
-    assert.equal(campaign.voice_name, 'Adrian');
-    assert.equal(campaign.business_name, 'Acme Dental');
+    assert.equal(campaign.paused_reason, null);
+    // As stored: the settings' values are read when dialing starts.
+    assert.equal(campaign.from_number, null);
+    assert.equal(campaign.effective_from_number, FROM);
+    assert.equal(campaign.voice_id, null);
+    assert.equal(campaign.voice_name, null);
+    assert.equal(campaign.business_name, null);
     assert.equal(campaign.timezone, 'America/Chicago');
     assert.equal(campaign.max_concurrent_calls, 1);
     assert.equal(campaign.calling_window_start, '09:00');

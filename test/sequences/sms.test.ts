@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Call, eventsOf } from '../crm/crm-client.ts';
+import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { adminCall, buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { simulateInbound, smsSetup } from '../messaging/support.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -153,6 +153,70 @@ describe('SMS steps and replies: through the SMS module', () => {
       assert.equal(event.body.data.enrollment.paused_reason, 'reply_received');
       assert.deepEqual(event.body.metadata, { play: 'reply' });
     }
+  });
+
+  test('a reply pauses only the enrollments that texted that phone from the number it replied to', async () => {
+    const contact = await newContact(call, { first_name: 'Rae' });
+    const texted = await newSequence(call, [
+      { kind: 'sms', wait_minutes: 0, body: 'One' },
+      { kind: 'sms', wait_minutes: 60, body: 'Two' },
+    ]);
+    const emailOnly = await newSequence(call, [
+      { kind: 'email', wait_minutes: 0, subject: 'Hello', body: 'One' },
+      { kind: 'email', wait_minutes: 60, subject: 'Again', body: 'Two' },
+    ]);
+    const notYet = await newSequence(call, [{ kind: 'sms', wait_minutes: 60, body: 'Later' }]);
+    const e1 = await enroll(call, texted.id, contact.id, { play: 'texted' });
+    const e2 = await enroll(call, emailOnly.id, contact.id);
+    const e3 = await enroll(call, notYet.id, contact.id);
+    // The house client texts the same phone from its own number.
+    const houseNumber = '+14155550166';
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/numbers`, { number: houseNumber });
+    const house = caller(t, tenant.agency);
+    const houseContact = (await house('POST', '/crm/contacts', { phone: contact.phone })).body.contact;
+    const houseSequence = await newSequence(house, [
+      { kind: 'sms', wait_minutes: 0, body: 'House one' },
+      { kind: 'sms', wait_minutes: 60, body: 'House two' },
+    ]);
+    const e4 = await enroll(house, houseSequence.id, houseContact.id);
+    await eventually(async () => (await readEnrollment(call, texted.id, e1.id)).current_step === 1);
+    await eventually(async () => (await readEnrollment(call, emailOnly.id, e2.id)).current_step === 1);
+    await eventually(async () => (await readEnrollment(house, houseSequence.id, e4.id)).current_step === 1);
+
+    assert.equal(
+      (await simulateInbound(t, { from: contact.phone, to: FROM, body: 'Stop the texts' })).statusCode,
+      202,
+    );
+    const paused = await readEnrollment(call, texted.id, e1.id);
+    assert.equal(paused.status, 'paused');
+    assert.equal(paused.paused_reason, 'reply_received');
+    assert.equal(
+      (await readEnrollment(call, emailOnly.id, e2.id)).status,
+      'active',
+      'the email ladder runs on',
+    );
+    assert.equal((await readEnrollment(call, notYet.id, e3.id)).status, 'active', 'no SMS sent yet');
+    assert.equal(
+      (await readEnrollment(house, houseSequence.id, e4.id)).status,
+      'active',
+      'texted from another number',
+    );
+    assert.deepEqual(
+      (await eventsOf(call, 'sequence.enrollment.paused'))
+        .filter((event) => event.data.enrollment.contact_id === contact.id)
+        .map((event) => [event.data.enrollment.id, event.metadata]),
+      [[e1.id, { play: 'texted' }]],
+    );
+
+    // A reply to the house number pauses the house client's enrollment that texted from it.
+    assert.equal(
+      (await simulateInbound(t, { from: contact.phone, to: houseNumber, body: 'You too' })).statusCode,
+      202,
+    );
+    const housePaused = await readEnrollment(house, houseSequence.id, e4.id);
+    assert.equal(housePaused.status, 'paused');
+    assert.equal(housePaused.paused_reason, 'reply_received');
+    assert.equal((await readEnrollment(call, emailOnly.id, e2.id)).status, 'active');
   });
 
   test('a reply from a number no contact has, or to another client, pauses nothing', async () => {

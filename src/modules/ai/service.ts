@@ -17,6 +17,7 @@ import {
   findReadyGist,
   type GistRow,
   insertClaim,
+  lockSubject,
   readSource,
   type Subject,
 } from './store.ts';
@@ -26,8 +27,10 @@ import {
  *
  * A hit costs nothing. A miss claims the subject: one `generating` row per subject (a unique index, so
  * it holds across API processes) inserted in the transaction that debits its FUEL, the gist's id being
- * the debit's cause. The model is called outside any transaction; its answer completes the row, its
- * failure removes the row and refunds the debit in one transaction. Requests that find a generation in
+ * the debit's cause. The claiming statement itself checks that no ready gist of the source exists, under a
+ * per-subject lock the completion takes too, so a request that read "no gist" just before another's gist
+ * was written is served that gist instead of claiming again. The model is called outside any transaction;
+ * its answer completes the row, its failure removes the row and refunds the debit in one transaction. Requests that find a generation in
  * flight wait for it and are served its gist for free: ten parallel misses cost one FUEL and get one id.
  * A claim whose process died is given up (removed and refunded) once its lease is over, by the next
  * request for the subject or by the sweeper job.
@@ -107,7 +110,8 @@ export async function gistOf(
       if (hit) return toGist(hit, true, 0);
     }
     checked = false;
-    const claim = await claimSubject(context, tenant, subject, hash);
+    // Unless forced, a ready gist of this source (written since the read above) is the answer, not a claim.
+    const claim = await claimSubject(context, tenant, subject, hash, !force || joined);
     if (claim) return generate(context, tenant, claim, source);
     // Another request generates this subject: its gist, when done, is this one's answer (if the source matches).
     const done = await awaitGeneration(context, tenant, subject, giveUpAt);
@@ -117,14 +121,19 @@ export async function gistOf(
   }
 }
 
-/** The claim row, its FUEL debited, committed; undefined when the subject has a generation in flight. */
+/**
+ * The claim row, its FUEL debited, committed; undefined when the subject has a generation in flight or,
+ * with `unlessReady`, a ready gist of this source.
+ */
 function claimSubject(
   context: GistContext,
   tenant: TenantScope,
   subject: Subject,
   hash: string,
+  unlessReady: boolean,
 ): Promise<GistRow | undefined> {
   return inTransaction(context.db, async (trx) => {
+    await lockSubject(trx, tenant, subject);
     const claim = await insertClaim(trx, tenant, {
       id: newId(),
       subject,
@@ -132,6 +141,7 @@ function claimSubject(
       generator: context.generator,
       fuelCost: context.fuelCost,
       leaseMs: context.leaseMs,
+      unlessReady,
     });
     // 402 rolls the claim back with the debit: nothing changed.
     if (claim)
@@ -154,7 +164,7 @@ async function generate(
     if (error instanceof LlmUnavailableError) throw errors.aiUnavailable(error.message);
     throw error;
   }
-  const row = await inTransaction(context.db, (trx) => completeClaim(trx, tenant, claim.id, written));
+  const row = await inTransaction(context.db, (trx) => completeClaim(trx, tenant, claim, written));
   if (!row) throw errors.aiUnavailable('the model took longer than the claim on this record lasts.');
   return toGist(row, false, claim.fuel_cost);
 }

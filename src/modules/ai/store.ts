@@ -177,20 +177,44 @@ export async function findReadyGist(
 }
 
 /**
+ * Waits for any other claim or completion of the subject in flight, until this transaction ends: the
+ * claiming statement that follows sees what they committed (READ COMMITTED takes its snapshot per statement).
+ */
+export async function lockSubject(trx: Trx, tenant: TenantScope, subject: Subject): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`gist:${tenant.orgId}:${subject.type}:${subject.id}`}, 0))`.execute(
+    trx,
+  );
+}
+
+/**
  * Inserts the subject's generation claim, or returns undefined when the subject already has one in
- * flight (the partial unique index `gists_in_flight`): the single flight.
+ * flight (the partial unique index `gists_in_flight`) or, with `unlessReady`, when a ready gist of the
+ * same source and generator exists (checked in this statement): the single flight. Run after `lockSubject`.
  */
 export async function insertClaim(
   trx: Trx,
   tenant: TenantScope,
-  claim: { id: string; subject: Subject; hash: string; generator: string; fuelCost: number; leaseMs: number },
+  claim: {
+    id: string;
+    subject: Subject;
+    hash: string;
+    generator: string;
+    fuelCost: number;
+    leaseMs: number;
+    unlessReady: boolean;
+  },
 ): Promise<GistRow | undefined> {
   const { rows } = await sql<GistRow>`
     INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator, status,
                        fuel_cost, claimed_until)
-    VALUES (${claim.id}, ${tenant.orgId}, ${tenant.clientId}, ${claim.subject.type}, ${claim.subject.id},
-            ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost},
-            now() + make_interval(secs => ${claim.leaseMs / 1000}))
+    SELECT ${claim.id}, ${tenant.orgId}, ${tenant.clientId}, ${claim.subject.type}, ${claim.subject.id},
+           ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost},
+           now() + make_interval(secs => ${claim.leaseMs / 1000})
+    WHERE NOT ${claim.unlessReady} OR NOT EXISTS (
+      SELECT 1 FROM gists g
+      WHERE g.org_id = ${tenant.orgId} AND g.client_id = ${tenant.clientId}
+        AND g.subject_type = ${claim.subject.type} AND g.subject_id = ${claim.subject.id}
+        AND g.source_hash = ${claim.hash} AND g.generator = ${claim.generator} AND g.status = 'ready')
     ON CONFLICT (org_id, client_id, subject_type, subject_id) WHERE status = 'generating' DO NOTHING
     RETURNING *`.execute(trx);
   return rows[0];
@@ -224,13 +248,17 @@ export function findGist(db: Executor, tenant: TenantScope, id: string): Promise
     .executeTakeFirst();
 }
 
-/** Turns the claim into the ready gist; undefined when the claim is gone (given up after its lease). */
-export function completeClaim(
+/**
+ * Turns the claim into the ready gist; undefined when the claim is gone (given up after its lease). Holds
+ * the subject's lock, so a claim being taken meanwhile sees either the claim or the ready gist.
+ */
+export async function completeClaim(
   trx: Trx,
   tenant: TenantScope,
-  id: string,
+  claim: Pick<GistRow, 'id' | 'subject_type' | 'subject_id'>,
   gist: { summary: string; highlights: string[]; model: string },
 ): Promise<GistRow | undefined> {
+  await lockSubject(trx, tenant, { type: claim.subject_type, id: claim.subject_id });
   return trx
     .updateTable('gists')
     .set({
@@ -243,7 +271,7 @@ export function completeClaim(
     })
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .where('id', '=', claim.id)
     .where('status', '=', 'generating')
     .returningAll()
     .executeTakeFirst();

@@ -123,7 +123,7 @@ export async function advanceCall(
   if (step.stage === 'completed' && events.includes('call.completed')) {
     await insertTranscript(trx, after, step.transcript);
   }
-  for (const type of events) await emit(trx, tenant, type, eventData(type, after, step));
+  for (const type of events) await emit(trx, tenant, type, eventData(type, after, step), after.metadata);
   if (events.includes('call.completed') && after.contact_id) await logOnTimeline(trx, tenant, after);
   await notify(trx, {
     tenant,

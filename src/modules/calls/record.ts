@@ -63,6 +63,8 @@ export type ProgressedCall = Call & {
   prospect_id: string | null;
   cause_key: string | null;
   voicemail_left: boolean;
+  /** Echoed in the metadata of the call's events (and of the `sdr.*` events of a campaign's call). */
+  metadata: Record<string, unknown>;
 };
 
 export function toProgressedCall(row: CallRow): ProgressedCall {
@@ -72,6 +74,7 @@ export function toProgressedCall(row: CallRow): ProgressedCall {
     prospect_id: row.prospect_id,
     cause_key: row.cause_key,
     voicemail_left: row.voicemail_left,
+    metadata: row.metadata,
   };
 }
 

@@ -138,6 +138,8 @@ export interface OutboundCallRequest {
   prospectId?: string | null;
   /** Kept with the call at the provider, for the operator's own look-ups. */
   metadata?: Record<string, string>;
+  /** The metadata of the action that placed the call, echoed in the metadata of the call's events. */
+  eventMetadata?: Record<string, unknown>;
 }
 
 /**
@@ -205,6 +207,7 @@ export async function startOutboundCall(
       place_after: now,
       sdr_campaign_id: request.sdrCampaignId ?? null,
       prospect_id: request.prospectId ?? null,
+      metadata: JSON.stringify(request.eventMetadata ?? {}),
     },
     'cause',
   );

@@ -9,7 +9,7 @@ import {
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
-import type { Json } from '../../platform/db/schema.ts';
+import type { Json, MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CallAgent, Speaker, TranscriptTurn } from '../../providers/voice/index.ts';
 
@@ -77,6 +77,8 @@ export interface CallsTable {
   placement_attempts: Generated<number>;
   sdr_campaign_id: string | null;
   prospect_id: string | null;
+  /** What the action that placed the call was started with, echoed by the call's events. */
+  metadata: MetadataColumn;
 }
 
 export interface CallTranscriptTurnsTable {

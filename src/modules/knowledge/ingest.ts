@@ -84,13 +84,19 @@ export async function ingestDocument(context: IngestContext, document: DocumentR
     if (!held) return;
     await insertChunks(trx, held, chunks);
     const ready = await markReady(trx, held.id, { chunkCount: chunks.length, characterCount: text.length });
-    await emit(trx, tenantOf(ready), 'ai.kb_ingest.completed', {
-      document_id: ready.id,
-      kb_id: ready.kb_id,
-      chunk_count: ready.chunk_count,
-      character_count: ready.character_count,
-      document: toDocument(ready),
-    });
+    await emit(
+      trx,
+      tenantOf(ready),
+      'ai.kb_ingest.completed',
+      {
+        document_id: ready.id,
+        kb_id: ready.kb_id,
+        chunk_count: ready.chunk_count,
+        character_count: ready.character_count,
+        document: toDocument(ready),
+      },
+      ready.metadata,
+    );
   });
 }
 
@@ -147,14 +153,20 @@ async function fail(db: Db, document: DocumentRow, error: string): Promise<void>
     const held = await lockAttempt(trx, document.id, document.attempts);
     if (!held) return;
     const failed = await markFailed(trx, held.id, error);
-    await emit(trx, tenantOf(failed), 'ai.job.failed', {
-      job_type: JOB_TYPE,
-      document_id: failed.id,
-      kb_id: failed.kb_id,
-      error,
-      attempts: failed.attempts,
-      document: toDocument(failed),
-    });
+    await emit(
+      trx,
+      tenantOf(failed),
+      'ai.job.failed',
+      {
+        job_type: JOB_TYPE,
+        document_id: failed.id,
+        kb_id: failed.kb_id,
+        error,
+        attempts: failed.attempts,
+        document: toDocument(failed),
+      },
+      failed.metadata,
+    );
   });
 }
 

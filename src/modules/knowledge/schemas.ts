@@ -1,6 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { pageQuerySchema } from '../../platform/http/pagination.ts';
-import { Body, Nullable, Query, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import {
+  Body,
+  Metadata,
+  MetadataOut,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
 import { MAX_CONTENT_CHARACTERS } from './service.ts';
 
 export const KnowledgeBaseSchema = Type.Object(
@@ -40,6 +48,7 @@ export const DocumentSchema = Type.Object(
     storage_path: Nullable(Type.String()),
     mime_type: Nullable(Type.String()),
     byte_size: Nullable(Type.Integer()),
+    metadata: MetadataOut(),
     status: Status,
     error: Nullable(
       Type.String({ description: 'Why the last attempt failed (set on failed, and on a pending retry).' }),
@@ -81,6 +90,7 @@ export const CreateDocumentBody = Body({
     }),
   ),
   byte_size: Type.Optional(Type.Integer({ minimum: 0 })),
+  metadata: Type.Optional(Metadata('its ingestion events: ai.kb_ingest.completed and ai.job.failed')),
 });
 
 export const ListKnowledgeBasesQuery = Query({ ...pageQuerySchema });

@@ -106,6 +106,7 @@ export interface KbDocument {
   storage_path: string | null;
   mime_type: string | null;
   byte_size: number | null;
+  metadata: Record<string, unknown>;
   status: store.DocumentStatus;
   error: string | null;
   chunk_count: number;
@@ -126,6 +127,7 @@ export function toDocument(row: store.DocumentRow): KbDocument {
     storage_path: row.storage_path,
     mime_type: row.mime_type,
     byte_size: row.byte_size,
+    metadata: row.metadata,
     status: row.status,
     error: row.error,
     chunk_count: row.chunk_count,
@@ -145,6 +147,8 @@ export interface DocumentInput {
   storage_path?: string;
   mime_type?: string;
   byte_size?: number;
+  /** Echoed in the metadata of its ingestion's events (`ai.kb_ingest.completed`, `ai.job.failed`). */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -169,6 +173,7 @@ export async function createDocument(
     ...source,
     mime_type: input.mime_type ?? null,
     byte_size: input.byte_size ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
   });
   return toDocument(row);
 }

@@ -1,6 +1,7 @@
 import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -37,6 +38,7 @@ export interface KbDocumentsTable {
   storage_path: string | null;
   mime_type: string | null;
   byte_size: number | null;
+  metadata: MetadataColumn;
   status: DocumentStatus;
   error: string | null;
   chunk_count: Generated<number>;
@@ -171,7 +173,7 @@ export async function insertDocument(
     | 'storage_path'
     | 'mime_type'
     | 'byte_size'
-  >,
+  > & { metadata?: string },
 ): Promise<DocumentRow> {
   return trx
     .insertInto('kb_documents')

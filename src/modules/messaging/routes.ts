@@ -56,6 +56,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox = async (app) => {
             companyId: body.company_id,
             dealId: body.deal_id,
             mediaUrls: body.media_urls,
+            metadata: body.metadata,
             causeKey: `api:${newId()}`,
             freshCause: true,
           },

@@ -1,6 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { pageQuerySchema } from '../../platform/http/pagination.ts';
-import { Body, Nullable, Query, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import {
+  Body,
+  Metadata,
+  MetadataOut,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
 import { MAX_BODY, MAX_MEDIA } from './service.ts';
 
 const Status = Type.Union(
@@ -34,6 +42,7 @@ export const MessageSchema = Type.Object({
   contact_id: Nullable(Uuid()),
   company_id: Nullable(Uuid()),
   deal_id: Nullable(Uuid()),
+  metadata: MetadataOut(),
   created_at: Timestamp(),
   sent_at: Nullable(Timestamp()),
   delivered_at: Nullable(Timestamp()),
@@ -75,6 +84,7 @@ export const SendMessageBody = Body({
       description: 'Up to 10 absolute https URLs (MMS).',
     }),
   ),
+  metadata: Type.Optional(Metadata('its events: sms.sent and sms.delivery_failed')),
 });
 
 export const ListConversationsQuery = Query({

@@ -65,6 +65,8 @@ export interface OutboundSms {
   /** Unique per cause in the org, e.g. `api:<uuid>` or `sequence_step:<enrollment>:<step>`: the same key
    *  again returns the first message and sends and debits nothing more. */
   causeKey: string;
+  /** Echoed in the metadata of the message's events (`sms.sent`, `sms.delivery_failed`). */
+  metadata?: Record<string, unknown>;
 }
 
 export interface InboundSms {
@@ -136,6 +138,7 @@ export function toMessage(row: MessageRow) {
     contact_id: row.contact_id,
     company_id: row.company_id,
     deal_id: row.deal_id,
+    metadata: row.metadata,
     created_at: row.created_at,
     sent_at: row.sent_at,
     delivered_at: row.delivered_at,
@@ -232,6 +235,7 @@ export async function acceptMessage(
     deal_id: input.dealId ?? null,
     provider: providerName,
     cause_key: input.causeKey,
+    metadata: JSON.stringify(input.metadata ?? {}),
     send_state: 'pending',
     send_after: now,
     created_at: now,
@@ -330,9 +334,9 @@ export async function advanceMessage(trx: Trx, row: MessageRow, change: StatusCh
   if (failed) {
     if (change.refund && row.fuel_cost > 0)
       await refundFuel(trx, tenant, { referenceType: FUEL_REFERENCE, referenceId: row.id });
-    await emit(trx, tenant, 'sms.delivery_failed', messageEvent(next));
+    await emit(trx, tenant, 'sms.delivery_failed', messageEvent(next), next.metadata);
   } else if (RANK[row.status] < RANK.sent) {
-    await emit(trx, tenant, 'sms.sent', messageEvent(next));
+    await emit(trx, tenant, 'sms.sent', messageEvent(next), next.metadata);
   }
   return next;
 }

@@ -2,7 +2,7 @@ import { type Generated, type Insertable, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { firstIdAt } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
-import type { Json } from '../../platform/db/schema.ts';
+import type { Json, MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -61,6 +61,7 @@ export interface SmsMessagesTable {
   provider_message_id: string | null;
   provider_error_code: string | null;
   cause_key: string | null;
+  metadata: MetadataColumn;
   send_state: SendState | null;
   send_after: Date | null;
   send_attempts: Generated<number>;

@@ -4,6 +4,7 @@ import type { Db, Trx } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { getOrg } from '../admin/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
@@ -15,8 +16,10 @@ import {
   claimActiveCampaign,
   claimDueProspects,
   countProspects,
+  findSettings,
   hasOpenProspects,
   type ProspectRow,
+  type SettingsRow,
   type SkipReason,
   updateCampaign,
   updateProspect,
@@ -29,15 +32,37 @@ import {
  * (`campaignCallsInFlight`, which sees the calls this transaction started) cannot be raced. Due prospects
  * are claimed with `SKIP LOCKED` too, and each dial is `startOutboundCall` with the cause key
  * `sdr:<prospect>:<attempt>`: a tick run again, or a crash that rolls the transaction back, never dials
- * one attempt twice. Consent and do-not-call are asked here, at the moment of dialing.
+ * one attempt twice. Consent and do-not-call are asked here, at the moment of dialing, and so are the
+ * org's `sdr_outbound` switch (off: no new call) and the number, voice and business name the campaign
+ * leaves to the SDR settings (no number anywhere: the campaign is paused with `from_number_required`).
  */
 
 /** Prospects looked at per campaign per tick at most (those outside their window are pushed to its opening). */
 const SCAN_LIMIT = 1000;
 const BATCH = 100;
-const DEFAULT_PROMPT =
-  'You are a friendly sales development representative. Introduce yourself and the business, ' +
-  'find out whether the person is interested, and offer to book a meeting.';
+const defaultPrompt = (businessName: string | null) =>
+  `You are a friendly sales development representative${businessName ? ` of ${businessName}` : ''}. ` +
+  'Introduce yourself and the business, find out whether the person is interested, and offer to book a meeting.';
+
+/** What a campaign dials as: its own number, voice and business name, else the SDR settings'. */
+interface Sender {
+  from: string;
+  voiceId: string | null;
+  voiceName: string | null;
+  businessName: string | null;
+}
+
+/** Null when there is no number to dial from, on the campaign or in the settings. */
+function senderOf(campaign: CampaignRow, settings: SettingsRow | undefined): Sender | null {
+  const from = campaign.from_number ?? settings?.from_number;
+  if (!from) return null;
+  return {
+    from,
+    voiceId: campaign.voice_id ?? settings?.voice_id ?? null,
+    voiceName: campaign.voice_name ?? settings?.voice_name ?? null,
+    businessName: campaign.business_name ?? settings?.business_name ?? null,
+  };
+}
 
 export interface DialerContext {
   db: Db;
@@ -53,11 +78,20 @@ export async function dialerTick(context: DialerContext): Promise<void> {
   }
 }
 
-/** Dials what one campaign may dial now; false when another worker holds the campaign or it is not active. */
+/**
+ * Dials what one campaign may dial now; false when another worker holds the campaign, it is not active,
+ * or its org's `sdr_outbound` switch is off (calls in flight end normally; it resumes once back on).
+ */
 export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, now: Date): Promise<boolean> {
   let campaign = await claimActiveCampaign(trx, campaignId);
   if (!campaign) return false;
+  if (!(await getOrg(trx, campaign.org_id)).features.sdr_outbound) return false;
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
+  const sender = senderOf(campaign, await findSettings(trx, campaign.org_id));
+  if (!sender) {
+    await updateCampaign(trx, campaign.id, { status: 'paused', paused_reason: 'from_number_required' });
+    return true;
+  }
   let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(trx, scope, campaign.id));
   let after: DueCursor | undefined;
   let scanned = 0;
@@ -77,7 +111,7 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
     for (const prospect of picked.ready) {
       let dialed: boolean;
       try {
-        dialed = await dialProspect(trx, campaign, prospect, contacts.get(prospect.contact_id), now);
+        dialed = await dialProspect(trx, campaign, sender, prospect, contacts.get(prospect.contact_id), now);
       } catch (error) {
         // The campaign cannot dial (its number or agent is gone): it stays active and is tried next tick.
         if (!(error instanceof ApiError)) throw error;
@@ -88,7 +122,7 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
       slots--;
       if (!campaign.started_at) {
         campaign = await updateCampaign(trx, campaign.id, { started_at: now });
-        await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign));
+        await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign), campaign.metadata);
       }
     }
     if (picked.done) break;
@@ -149,6 +183,7 @@ const cursorOf = (prospect: ProspectRow): DueCursor => ({ at: prospect.next_atte
 async function dialProspect(
   trx: Trx,
   campaign: CampaignRow,
+  sender: Sender,
   prospect: ProspectRow,
   contact: DialableContact | undefined,
   now: Date,
@@ -174,18 +209,19 @@ async function dialProspect(
   const { call } = await startOutboundCall(trx, scope, {
     causeKey: `sdr:${prospect.id}:${attempt}`,
     agentId: campaign.agent_id,
-    from: campaign.from_number,
+    from: sender.from,
     to: contact.phone,
     ringTimeoutSeconds: campaign.ring_timeout_seconds,
     maxDurationSeconds: campaign.max_duration_seconds,
     voicemail: { enabled: campaign.voicemail_enabled, message: campaign.voicemail_message },
-    systemPrompt: campaign.system_prompt ?? DEFAULT_PROMPT,
+    systemPrompt: campaign.system_prompt ?? defaultPrompt(sender.businessName),
     greeting: campaign.opening_message ?? undefined,
-    voiceId: campaign.voice_id,
-    voiceName: campaign.voice_name,
+    voiceId: sender.voiceId,
+    voiceName: sender.voiceName,
     sdrCampaignId: campaign.id,
     prospectId: prospect.id,
     metadata: { sdr_campaign_id: campaign.id, prospect_id: prospect.id, contact_id: prospect.contact_id },
+    eventMetadata: { ...campaign.metadata, ...prospect.metadata },
   });
   await updateProspect(trx, prospect.id, {
     status: 'queued',
@@ -204,10 +240,11 @@ async function completeIfDrained(trx: Trx, campaign: CampaignRow, scope: TenantS
   if (await hasOpenProspects(trx, campaign.id)) return;
   if ((await campaignCallsInFlight(trx, scope, campaign.id)) > 0) return;
   const completed = await updateCampaign(trx, campaign.id, { status: 'completed', completed_at: now });
-  await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed));
+  await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed), completed.metadata);
 }
 
 async function campaignEvent(trx: Trx, campaign: CampaignRow) {
   const total = (await countProspects(trx, [campaign.id])).get(campaign.id) ?? 0;
-  return { campaign_id: campaign.id, ...toCampaign(campaign, total) };
+  const settings = await findSettings(trx, campaign.org_id);
+  return { campaign_id: campaign.id, ...toCampaign(campaign, total, settings?.from_number ?? null) };
 }

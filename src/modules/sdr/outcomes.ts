@@ -41,6 +41,9 @@ async function applyCallStep(trx: Trx, { before, after }: CallProgress): Promise
   const campaign = await findCampaignById(trx, after.sdr_campaign_id);
   if (!campaign) return;
   const scope: TenantScope = after.tenant;
+  // Each event echoes the call's metadata: the campaign's merged with the prospect's when it was placed.
+  const emitSdr = (type: string, eventData: Record<string, unknown>) =>
+    emit(trx, scope, type, eventData, after.metadata);
   const data = {
     campaign_id: campaign.id,
     prospect_id: prospect.id,
@@ -54,20 +57,20 @@ async function applyCallStep(trx: Trx, { before, after }: CallProgress): Promise
   if (!before?.answered_at && after.answered_at) {
     changes.status = 'connected';
     changes.last_outcome = 'connected';
-    await emit(trx, scope, 'sdr.call.connected', { ...data, answered_at: after.answered_at });
+    await emitSdr('sdr.call.connected', { ...data, answered_at: after.answered_at });
   }
   if (!before?.voicemail_left && after.voicemail_left) {
-    await emit(trx, scope, 'sdr.call.voicemail', { ...data, voicemail_message: campaign.voicemail_message });
+    await emitSdr('sdr.call.voicemail', { ...data, voicemail_message: campaign.voicemail_message });
   }
   if (!before?.ended_at && after.ended_at) {
     Object.assign(changes, { current_call_id: null }, ended(prospect, after, campaign));
     if (after.status === 'completed' || after.status === 'voicemail') {
       if (after.outcome === 'booked') {
-        await emit(trx, scope, 'sdr.call.booked', { ...data, booking_url: campaign.cal_com_booking_url });
+        await emitSdr('sdr.call.booked', { ...data, booking_url: campaign.cal_com_booking_url });
       }
       const call = await getCall(trx, scope, after.id);
       // The data of `call.completed` (SPEC.md section 6), and the campaign's.
-      await emit(trx, scope, 'sdr.outbound.completed', {
+      await emitSdr('sdr.outbound.completed', {
         ...data,
         direction: call.direction,
         duration_seconds: call.duration_seconds,

@@ -1,12 +1,16 @@
 import type { CampaignRow, ProspectRow } from './store.ts';
 
-/** A campaign as the API returns it. */
-export function toCampaign(row: CampaignRow, totalProspects: number) {
+/**
+ * A campaign as the API returns it. `from_number` as stored (null: the settings' number);
+ * `effective_from_number` the one a dial would use now, given the SDR settings' `settingsNumber`.
+ */
+export function toCampaign(row: CampaignRow, totalProspects: number, settingsNumber: string | null) {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     status: row.status,
+    paused_reason: row.paused_reason,
     agent_id: row.agent_id,
     opening_message: row.opening_message,
     voicemail_message: row.voicemail_message,
@@ -15,6 +19,7 @@ export function toCampaign(row: CampaignRow, totalProspects: number) {
     voice_name: row.voice_name,
     business_name: row.business_name,
     from_number: row.from_number,
+    effective_from_number: row.from_number ?? settingsNumber,
     max_concurrent_calls: row.max_concurrent_calls,
     calling_window_start: row.calling_window_start,
     calling_window_end: row.calling_window_end,
@@ -29,6 +34,7 @@ export function toCampaign(row: CampaignRow, totalProspects: number) {
     voicemail_enabled: row.voicemail_enabled,
     cal_com_booking_url: row.cal_com_booking_url,
     post_call_email: row.post_call_email,
+    metadata: row.metadata,
     total_prospects: totalProspects,
     started_at: row.started_at,
     completed_at: row.completed_at,
@@ -56,6 +62,7 @@ export function toProspect(row: ProspectRow) {
     last_attempt_at: row.last_attempt_at,
     next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
     call_ids: row.call_ids,
+    metadata: row.metadata,
     created_at: row.created_at,
   };
 }

@@ -135,7 +135,9 @@ export const sdrRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'sdr.campaigns.update',
         tags,
-        summary: 'Update an SDR campaign: its settings, or move its status (409 invalid_transition)',
+        summary:
+          'Update an SDR campaign: its settings, or move its status (409 invalid_transition); moving to ' +
+          'active needs the sdr_outbound flag (403 feature_disabled) and a number (409 from_number_required)',
         params: IdParams,
         body: UpdateCampaignBody,
         response: { 200: CampaignEnvelope, ...errorResponses(403, 404, 409) },

@@ -1,6 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { pageQuerySchema } from '../../platform/http/pagination.ts';
-import { Body, DateTime, Nullable, Query, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import {
+  Body,
+  DateTime,
+  Metadata,
+  MetadataOut,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
 
 export const CAMPAIGN_STATUSES = [
   'draft',
@@ -43,6 +52,9 @@ const TimeZone = Type.String({
   description: 'An IANA time zone such as America/New_York.',
 });
 const Text = (maxLength: number) => Type.String({ maxLength });
+const SETTINGS_DEFAULT = (field: string) =>
+  `Default (when omitted or null): the SDR settings' ${field}, read when dialing starts.`;
+const FromNumber = Nullable(E164(`One of the org's numbers. ${SETTINGS_DEFAULT('from_number')}`));
 
 /** The settings a create and an update both take. */
 const schedule = {
@@ -65,15 +77,26 @@ const optional = <T extends Record<string, import('@sinclair/typebox').TSchema>>
     [K in keyof T]: import('@sinclair/typebox').TOptional<T[K]>;
   };
 
+const CampaignMetadata = Metadata(
+  "the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's",
+);
+
 export const CreateCampaignBody = Body({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Nullable(Text(4000))),
   opening_message: Type.Optional(Nullable(Text(4000))),
   voicemail_message: Type.Optional(Nullable(Text(4000))),
   system_prompt: Type.Optional(Nullable(Text(20_000))),
-  voice_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
-  voice_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
-  from_number: Type.Optional(E164("One of the org's numbers; default the SDR settings' from_number")),
+  voice_id: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('voice_id') })),
+  ),
+  voice_name: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('voice_name') })),
+  ),
+  business_name: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: SETTINGS_DEFAULT('business_name') })),
+  ),
+  from_number: Type.Optional(FromNumber),
   prospect_ids: Type.Optional(
     Type.Array(Uuid(), { maxItems: 10_000, description: 'Contact ids of any client of the org.' }),
   ),
@@ -89,6 +112,7 @@ export const CreateCampaignBody = Body({
     ),
   ),
   post_call_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+  metadata: Type.Optional(CampaignMetadata),
 });
 
 export const UpdateCampaignBody = Body({
@@ -96,7 +120,9 @@ export const UpdateCampaignBody = Body({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   description: Type.Optional(Nullable(Text(4000))),
   scheduled_start_at: Type.Optional(Nullable(DateTime())),
+  from_number: Type.Optional(FromNumber),
   ...optional(schedule),
+  metadata: Type.Optional(CampaignMetadata),
 });
 
 export const CampaignSchema = Type.Object(
@@ -105,6 +131,13 @@ export const CampaignSchema = Type.Object(
     name: Type.String(),
     description: Nullable(Type.String()),
     status: Type.String(),
+    paused_reason: Nullable(
+      Type.String({
+        description:
+          'Why the dialer paused the campaign: from_number_required (its start came with no number to dial ' +
+          'from; PATCH status active once one is set). Null otherwise, and when paused by PATCH.',
+      }),
+    ),
     agent_id: Uuid(),
     opening_message: Nullable(Type.String()),
     voicemail_message: Nullable(Type.String()),
@@ -112,7 +145,14 @@ export const CampaignSchema = Type.Object(
     voice_id: Nullable(Type.String()),
     voice_name: Nullable(Type.String()),
     business_name: Nullable(Type.String()),
-    from_number: Type.String(),
+    from_number: Nullable(
+      Type.String({ description: "As stored; null when the SDR settings' from_number is used." }),
+    ),
+    effective_from_number: Nullable(
+      Type.String({
+        description: "The number a dial would use now: from_number, else the SDR settings' (null: neither).",
+      }),
+    ),
     max_concurrent_calls: Type.Integer(),
     calling_window_start: Type.String(),
     calling_window_end: Type.String(),
@@ -127,6 +167,7 @@ export const CampaignSchema = Type.Object(
     voicemail_enabled: Type.Boolean(),
     cal_com_booking_url: Nullable(Type.String()),
     post_call_email: Nullable(Type.String()),
+    metadata: MetadataOut(),
     total_prospects: Type.Integer(),
     started_at: Nullable(Timestamp()),
     completed_at: Nullable(Timestamp()),
@@ -162,13 +203,25 @@ export const ProspectSchema = Type.Object({
   last_attempt_at: Nullable(Timestamp()),
   next_attempt_at: Nullable(Timestamp()),
   call_ids: Type.Array(Uuid()),
+  metadata: MetadataOut(),
   created_at: Timestamp(),
 });
 
 export const AddProspectsBody = Body({
   contact_ids: Type.Optional(Type.Array(Uuid(), { maxItems: 10_000 })),
   prospects: Type.Optional(
-    Type.Array(Body({ contact_id: Uuid(), timezone: Type.Optional(TimeZone) }), { maxItems: 10_000 }),
+    Type.Array(
+      Body({
+        contact_id: Uuid(),
+        timezone: Type.Optional(TimeZone),
+        metadata: Type.Optional(
+          Metadata(
+            "the events of this prospect's calls, merged over the campaign's (this one wins a key both have)",
+          ),
+        ),
+      }),
+      { maxItems: 10_000 },
+    ),
   ),
 });
 

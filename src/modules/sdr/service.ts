@@ -140,40 +140,42 @@ function checkWindow(start: string, end: string, field = 'calling_window_end'): 
 
 const sortedDays = (days: number[]) => [...new Set(days)].sort((a, b) => a - b);
 
-/** `POST /sdr/campaigns`: 403 `feature_disabled` until the org's `sdr_outbound` flag is on. */
-export async function createCampaign(
-  trx: Trx,
-  scope: TenantScope,
-  input: CreateCampaignInput,
-): Promise<Campaign> {
-  const org = await getOrg(trx, scope.orgId);
+/** 403 `feature_disabled` while the org's `sdr_outbound` flag is off. */
+async function assertSdrOutbound(db: Executor, scope: TenantScope) {
+  const org = await getOrg(db, scope.orgId);
   if (!org.features.sdr_outbound) {
     throw errors.featureDisabled(
       'sdr_outbound',
       'SDR outbound campaigns are not enabled for this agency; an operator turns on features.sdr_outbound.',
     );
   }
+  return org;
+}
+
+/**
+ * `POST /sdr/campaigns`: 403 `feature_disabled` until the org's `sdr_outbound` flag is on. A name is
+ * enough: what is omitted takes its documented default, and the number, voice and business name left
+ * null come from the SDR settings when dialing starts.
+ */
+export async function createCampaign(
+  trx: Trx,
+  scope: TenantScope,
+  input: CreateCampaignInput,
+): Promise<Campaign> {
+  const org = await assertSdrOutbound(trx, scope);
   const settings = await getSettings(trx, scope);
   const window = {
     start: input.calling_window_start ?? DEFAULTS.calling_window_start,
     end: input.calling_window_end ?? DEFAULTS.calling_window_end,
   };
   checkWindow(window.start, window.end);
-  const from = input.from_number ?? settings.from_number;
-  if (!from) {
-    throw errors.invalidField(
-      'from_number',
-      'is required: give one, or set from_number in PUT /v1/sdr/settings',
-    );
-  }
-  const fromNumber = await orgNumber(trx, scope, from, 'from_number');
-  const voiceId = input.voice_id ?? settings.voice_id;
+  const fromNumber = input.from_number ? await orgNumber(trx, scope, input.from_number, 'from_number') : null;
   const agent = await createAgent(trx, scope, {
     name: input.name,
     kind: 'outbound_voice',
     purpose: 'sdr_campaign',
     greeting: input.opening_message ?? '',
-    voice_id: voiceId,
+    voice_id: input.voice_id ?? null,
   });
   const now = new Date();
   const row = await insertCampaign(trx, {
@@ -186,9 +188,9 @@ export async function createCampaign(
     opening_message: input.opening_message ?? null,
     voicemail_message: input.voicemail_message ?? null,
     system_prompt: input.system_prompt ?? null,
-    voice_id: voiceId,
-    voice_name: input.voice_name ?? settings.voice_name,
-    business_name: settings.business_name,
+    voice_id: input.voice_id ?? null,
+    voice_name: input.voice_name ?? null,
+    business_name: input.business_name ?? null,
     from_number: fromNumber,
     max_concurrent_calls: input.max_concurrent_calls ?? DEFAULTS.max_concurrent_calls,
     calling_window_start: window.start,
@@ -204,6 +206,7 @@ export async function createCampaign(
     voicemail_enabled: input.voicemail_enabled ?? DEFAULTS.voicemail_enabled,
     cal_com_booking_url: input.cal_com_booking_url ?? null,
     post_call_email: input.post_call_email ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
     status: input.scheduled_start_at ? 'scheduled' : 'draft',
     created_at: now,
     updated_at: now,
@@ -217,7 +220,7 @@ export async function createCampaign(
         'prospect_ids',
       )
     : 0;
-  return toCampaign(row, added);
+  return toCampaign(row, added, settings.from_number);
 }
 
 async function campaignOf(db: Executor, scope: TenantScope, id: string): Promise<CampaignRow> {
@@ -244,8 +247,9 @@ export async function getCampaign(db: Executor, scope: TenantScope, id: string) 
     total += count;
     attempts += made;
   }
+  const settings = await getSettings(db, scope);
   return {
-    ...toCampaign(row, total),
+    ...toCampaign(row, total, settings.from_number),
     stats: {
       total_prospects: total,
       by_status: byStatus,
@@ -265,17 +269,20 @@ export async function searchCampaigns(
   status: CampaignStatus | undefined,
   page: PageRequest<string>,
 ): Promise<Campaign[]> {
-  const rows = (await listCampaigns(db, scope, status, page)).filter(
-    (row) => status !== undefined || row.status !== 'archived',
-  );
+  const rows = await listCampaigns(db, scope, status, page);
   const totals = await countProspects(
     db,
     rows.map((row) => row.id),
   );
-  return rows.map((row) => toCampaign(row, totals.get(row.id) ?? 0));
+  const settings = await getSettings(db, scope);
+  return rows.map((row) => toCampaign(row, totals.get(row.id) ?? 0, settings.from_number));
 }
 
-/** `PATCH /sdr/campaigns/{id}`: settings and status moves (409 `invalid_transition` for an illegal one). */
+/**
+ * `PATCH /sdr/campaigns/{id}`: settings and status moves (409 `invalid_transition` for an illegal one).
+ * Moving to active needs the `sdr_outbound` flag (403 `feature_disabled`) and a number to dial from,
+ * the campaign's or the settings' (409 `from_number_required`).
+ */
 export async function updateCampaignSettings(
   trx: Trx,
   scope: TenantScope,
@@ -284,9 +291,18 @@ export async function updateCampaignSettings(
 ) {
   const current = await lockedCampaign(trx, scope, id);
   const changes: CampaignChanges = {};
+  if (patch.from_number !== undefined) {
+    changes.from_number =
+      patch.from_number === null ? null : await orgNumber(trx, scope, patch.from_number, 'from_number');
+  }
   if (patch.status !== undefined && patch.status !== current.status) {
     if (!MOVES[current.status].includes(patch.status))
       throw errors.invalidTransition(current.status, patch.status);
+    if (patch.status === 'active') {
+      await assertSdrOutbound(trx, scope);
+      const from = changes.from_number !== undefined ? changes.from_number : current.from_number;
+      if (!from && !(await getSettings(trx, scope)).from_number) throw errors.fromNumberRequired(id);
+    }
     changes.status = patch.status;
     if (patch.status === 'completed') changes.completed_at = new Date();
     if (patch.status === 'archived') changes.archived_at = new Date();
@@ -309,6 +325,7 @@ export async function updateCampaignSettings(
   for (const field of fields)
     if (patch[field] !== undefined) Object.assign(changes, { [field]: patch[field] });
   if (patch.calling_days !== undefined) changes.calling_days = sortedDays(patch.calling_days);
+  if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
   if (patch.scheduled_start_at !== undefined) {
     changes.scheduled_start_at =
       patch.scheduled_start_at === null ? null : new Date(patch.scheduled_start_at);
@@ -353,7 +370,7 @@ async function addProspectsTo(
   trx: Trx,
   scope: TenantScope,
   campaign: CampaignRow,
-  wanted: { contact_id: string; timezone?: string }[],
+  wanted: { contact_id: string; timezone?: string; metadata?: Record<string, unknown> }[],
   field: string,
 ): Promise<number> {
   if (!OPEN.includes(campaign.status)) {
@@ -400,6 +417,7 @@ async function addProspectsTo(
       timezone_source: zone.source,
       status: 'pending' as const,
       next_attempt_at: now,
+      metadata: JSON.stringify(prospect.metadata ?? {}),
       created_at: now,
       updated_at: now,
     });

@@ -1,6 +1,7 @@
 import { type Generated, type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CAMPAIGN_STATUSES, PROSPECT_STATUSES } from './schemas.ts';
 
@@ -16,6 +17,8 @@ export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 export type ProspectStatus = (typeof PROSPECT_STATUSES)[number];
 export type SkipReason = 'no_phone' | 'do_not_call' | 'opted_out';
 export type TimeZoneSource = 'explicit' | 'contact' | 'phone' | 'settings' | 'org' | 'default';
+/** Why the dialer paused a campaign; null when a person paused it. */
+export type PausedReason = 'from_number_required';
 
 export interface SdrSettingsTable {
   org_id: string;
@@ -40,7 +43,8 @@ export interface SdrCampaignsTable {
   voice_id: string | null;
   voice_name: string | null;
   business_name: string | null;
-  from_number: string;
+  /** Null: the SDR settings' number, read when dialing starts. */
+  from_number: string | null;
   max_concurrent_calls: number;
   calling_window_start: string;
   calling_window_end: string;
@@ -55,7 +59,9 @@ export interface SdrCampaignsTable {
   voicemail_enabled: boolean;
   cal_com_booking_url: string | null;
   post_call_email: string | null;
+  metadata: MetadataColumn;
   status: CampaignStatus;
+  paused_reason: PausedReason | null;
   started_at: Date | null;
   completed_at: Date | null;
   archived_at: Date | null;
@@ -80,6 +86,7 @@ export interface SdrProspectsTable {
   next_attempt_at: Date;
   current_call_id: string | null;
   call_ids: Generated<string[]>;
+  metadata: MetadataColumn;
   created_at: Date;
   updated_at: Date;
 }
@@ -137,10 +144,12 @@ export function lockCampaign(trx: Trx, tenant: TenantScope, id: string): Promise
     .executeTakeFirst();
 }
 
+/** A status move clears `paused_reason` unless the change gives one. */
 export function updateCampaign(trx: Trx, id: string, changes: CampaignChanges): Promise<CampaignRow> {
+  const reason = changes.status !== undefined ? { paused_reason: changes.paused_reason ?? null } : {};
   return trx
     .updateTable('sdr_campaigns')
-    .set({ ...changes, updated_at: new Date() })
+    .set({ ...changes, ...reason, updated_at: new Date() })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -157,16 +166,29 @@ export function listCampaigns(
     .selectAll()
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId);
-  if (status) query = query.where('status', '=', status);
+  // In SQL, before the LIMIT: a page filtered afterwards would come back short.
+  query = status ? query.where('status', '=', status) : query.where('status', '!=', 'archived');
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
-/** Scheduled campaigns whose start has come become active (one statement; a second worker finds none). */
+/** The campaign's number, else the SDR settings' (null when neither has one). */
+const effectiveNumber = sql<string | null>`coalesce(sdr_campaigns.from_number,
+  (SELECT s.from_number FROM sdr_settings s WHERE s.org_id = sdr_campaigns.org_id))`;
+
+/**
+ * Scheduled campaigns whose start has come become active, or paused with `from_number_required` when
+ * there is no number to dial from (one statement; a second worker finds none).
+ */
 export function activateDueCampaigns(db: Executor, now: Date) {
+  const numberless = sql<boolean>`${effectiveNumber} IS NULL`;
   return db
     .updateTable('sdr_campaigns')
-    .set({ status: 'active', updated_at: now })
+    .set({
+      status: sql<CampaignStatus>`CASE WHEN ${numberless} THEN 'paused' ELSE 'active' END`,
+      paused_reason: sql<PausedReason | null>`CASE WHEN ${numberless} THEN 'from_number_required' END`,
+      updated_at: now,
+    })
     .where('status', '=', 'scheduled')
     .where('scheduled_start_at', '<=', now)
     .returning(['id'])

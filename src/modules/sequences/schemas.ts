@@ -1,6 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { pageQuerySchema } from '../../platform/http/pagination.ts';
-import { Body, Nullable, Query, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import {
+  Body,
+  Metadata,
+  MetadataOut,
+  Nullable,
+  Query,
+  Timestamp,
+  Uuid,
+} from '../../platform/http/schemas.ts';
 
 export const MAX_STEPS = 50;
 export const MAX_WAIT_MINUTES = 525_600;
@@ -92,7 +100,7 @@ export const EnrollmentSchema = Type.Object(
     enrolled_at: Timestamp(),
     completed_at: Nullable(Timestamp()),
     last_step_at: Nullable(Timestamp()),
-    metadata: Type.Record(Type.String(), Type.Unknown()),
+    metadata: MetadataOut(),
   },
   { description: "A contact's way down a sequence." },
 );
@@ -118,9 +126,9 @@ export const ListSequencesQuery = Query({ ...pageQuerySchema, status: Type.Optio
 export const CreateEnrollmentBody = Body({
   contact_id: Uuid('A contact of the same client.'),
   metadata: Type.Optional(
-    Type.Record(Type.String(), Type.Unknown(), {
-      description: "Stored as given and echoed in the metadata of the enrollment's events.",
-    }),
+    Metadata(
+      'every event of the enrollment and of the messages its SMS steps send (sms.sent, sms.delivery_failed)',
+    ),
   ),
 });
 

@@ -24,6 +24,7 @@ import {
   lockActiveEnrollmentsOfContact,
   lockActiveEnrollmentsOfSequence,
   lockEnrollment,
+  lockEnrollmentsTexted,
   lockSequence,
   type SequenceRow,
   type SequenceStatus,
@@ -327,19 +328,19 @@ export async function updateEnrollment(
 }
 
 /**
- * The SMS module's inbound hook: a message from a contact pauses each of the contact's active enrollments in
- * that client (`reply_received`), in the transaction that stores the message.
+ * The SMS module's inbound hook: a reply pauses (`reply_received`) the active enrollments that have sent
+ * an SMS step to the replying phone from the number that received the reply, in the transaction that
+ * stores the message. The contact's other enrollments (email-only ladders, ones that have not texted it
+ * yet, ones that texted from another number) keep running.
  */
 export async function pauseOnReply(
   trx: Trx,
-  message: { orgId: string; clientId: string; contactId: string | null },
+  message: { orgId: string; from: string; to: string },
 ): Promise<number> {
-  if (message.contactId === null) return 0;
-  const tenant = { orgId: message.orgId, clientId: message.clientId };
-  const active = await lockActiveEnrollmentsOfContact(trx, tenant, message.contactId);
+  const texted = await lockEnrollmentsTexted(trx, message, { phone: message.from, ourNumber: message.to });
   const paused = await stopEnrollments(
     trx,
-    active.map((row) => row.id),
+    texted.map((row) => row.id),
     'paused',
     'reply_received',
   );

@@ -6,20 +6,21 @@ import { pauseOnReply } from './service.ts';
 /**
  * Sequences and the SMS module. An SMS step is `sendMessage` (FUEL, the sender number and the message row
  * in the step's transaction; the carrier send after commit, once per cause key), and a reply pauses the
- * contact's enrollments through `onInboundMessage`, in the transaction that stores the reply.
+ * enrollments that texted its phone from the number it replied to, through `onInboundMessage`, in the
+ * transaction that stores the reply.
  */
 export interface SequenceSms {
   send(
     trx: Trx,
     tenant: TenantScope,
-    sms: { to: string; body: string; contactId: string; causeKey: string },
-  ): Promise<{ messageId: string }>;
+    sms: { to: string; body: string; contactId: string; causeKey: string; metadata: Record<string, unknown> },
+  ): Promise<{ messageId: string; from: string; to: string }>;
 }
 
 export const messagingSms: SequenceSms = {
   async send(trx, tenant, sms) {
     const { message } = await sendMessage(trx, tenant, sms);
-    return { messageId: message.id };
+    return { messageId: message.id, from: message.from, to: message.to };
   },
 };
 

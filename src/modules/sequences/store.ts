@@ -72,6 +72,8 @@ export interface StepSendsTable {
   cause_key: string;
   message_ref: string;
   to_address: string;
+  /** The number an SMS step was sent from; null for email. */
+  from_address: string | null;
   sent_at: Generated<Date>;
 }
 
@@ -230,6 +232,36 @@ export function lockActiveEnrollmentsOfContact(trx: Trx, tenant: TenantScope, co
     .where('status', '=', 'active')
     .orderBy('id')
     .forUpdate()
+    .execute();
+}
+
+/**
+ * Locks the org's active enrollments that have sent an SMS step to `phone` from `ourNumber` (a reply to
+ * them), in whichever of the org's clients sent it.
+ */
+export function lockEnrollmentsTexted(
+  trx: Trx,
+  org: { orgId: string },
+  pair: { phone: string; ourNumber: string },
+) {
+  return trx
+    .selectFrom('sequence_enrollments as e')
+    .selectAll('e')
+    .where('e.org_id', '=', org.orgId)
+    .where('e.status', '=', 'active')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('sequence_step_sends as s')
+          .select('s.step_index')
+          .whereRef('s.enrollment_id', '=', 'e.id')
+          .where('s.org_id', '=', org.orgId)
+          .where('s.kind', '=', 'sms')
+          .where('s.to_address', '=', pair.phone)
+          .where('s.from_address', '=', pair.ourNumber),
+      ),
+    )
+    .orderBy('e.id')
+    .forUpdate('e')
     .execute();
 }
 

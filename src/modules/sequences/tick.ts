@@ -100,6 +100,17 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
   if (!row) return;
   // Run, stopped or advanced by someone else since the claim: nothing to do here.
   if (row.status !== 'active' || row.current_step !== claimed.current_step) return;
+  await runLockedStep(context, trx, row);
+}
+
+export type LockedEnrollment = NonNullable<Awaited<ReturnType<typeof lockClaimedEnrollment>>>;
+
+/**
+ * Runs the current step of an enrollment this transaction has locked and found where it was claimed.
+ * Should two runs of one step ever get this far, the step's key lets one commit: the (enrollment, step)
+ * key of its send row, and the SMS module's cause key.
+ */
+export async function runLockedStep(context: TickContext, trx: Trx, row: LockedEnrollment): Promise<void> {
   if (row.sequence_status !== 'active') {
     await updateEnrollmentRow(trx, row.id, { claimed_until: null });
     return;
@@ -118,7 +129,7 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
   const sent =
     step.kind === 'email'
       ? await sendEmailStep(context, trx, tenant, row, step, contact, values, causeKey)
-      : await sendSmsStep(context, trx, tenant, step, contact, values, causeKey);
+      : await sendSmsStep(context, trx, tenant, row, step, contact, values, causeKey);
   const send = {
     enrollment_id: row.id,
     step_index: row.current_step,
@@ -128,6 +139,7 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
     cause_key: causeKey,
     message_ref: sent.messageRef,
     to_address: sent.to,
+    from_address: sent.from ?? null,
   };
   const nextStep = row.current_step + 1;
   if (nextStep >= steps.length) {
@@ -147,6 +159,8 @@ async function runStep(context: TickContext, trx: Trx, claimed: ClaimedEnrollmen
 interface Sent {
   messageRef: string;
   to: string;
+  /** The sender number of an SMS. */
+  from?: string;
 }
 
 async function sendEmailStep(
@@ -195,6 +209,7 @@ async function sendSmsStep(
   context: TickContext,
   trx: Trx,
   tenant: TenantScope,
+  row: EnrollmentRow,
   step: Step,
   contact: ContactRecord,
   values: MergeValues,
@@ -204,13 +219,15 @@ async function sendSmsStep(
   if (!to) throw new StepBlocked('missing_phone');
   if ((await phoneReach(trx, tenant, to)).blocked) throw new StepBlocked('opted_out');
   try {
-    const { messageId } = await context.sms.send(trx, tenant, {
+    const sms = await context.sms.send(trx, tenant, {
       to,
       body: renderMergeFields(step.body, values),
       contactId: contact.id,
       causeKey,
+      // The message's events echo the enrollment's metadata, as the enrollment's own do.
+      metadata: row.metadata,
     });
-    return { messageRef: messageId, to };
+    return { messageRef: sms.messageId, to: sms.to, from: sms.from };
   } catch (error) {
     if (error instanceof ApiError && error.statusCode < 500) throw new StepBlocked(smsBlockReason(error));
     throw error;

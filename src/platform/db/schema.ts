@@ -21,6 +21,12 @@ export type NullableTimestamp = ColumnType<
   Date | string | null
 >;
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+/** The `metadata` an action was started with (JSON text when written), echoed by its events; `{}` when none. */
+export type MetadataColumn = ColumnType<
+  Record<string, unknown>,
+  string | Record<string, unknown> | undefined,
+  string | Record<string, unknown>
+>;
 
 export interface OrgsTable {
   id: string;

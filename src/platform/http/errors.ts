@@ -46,6 +46,8 @@ export type ErrorCode =
   // removing or demoting the org's last owner
   | 'last_owner'
   | 'prospect_in_call'
+  // an SDR campaign would start dialing with no number on it or in the SDR settings
+  | 'from_number_required'
   // a path segment past the router's length limit
   | 'uri_too_long';
 
@@ -175,6 +177,13 @@ export const errors = {
     ),
   featureDisabled: (feature: string, message: string) =>
     new ApiError(403, 'feature_disabled', message, { feature }),
+  fromNumberRequired: (campaignId: string) =>
+    new ApiError(
+      409,
+      'from_number_required',
+      'This campaign has no number to dial from: set from_number on the campaign or in PUT /v1/sdr/settings.',
+      { campaign_id: campaignId },
+    ),
   prospectInCall: (prospectId: string, callId: string) =>
     new ApiError(
       409,

@@ -16,6 +16,25 @@ export const Timestamp = (description?: string) =>
   });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/** The most `metadata` may hold: its JSON text, in UTF-8 bytes. */
+export const METADATA_MAX_BYTES = 16 * 1024;
+/** The schema keyword (checked by the request validator, see validation.ts) bounding a value's JSON size. */
+export const MAX_JSON_BYTES = 'x-max-json-bytes';
+
+/**
+ * `metadata` wherever an action takes it: a JSON object stored as given (at most 16 KB serialized, else
+ * 400 `validation_error` naming the field) and echoed in the `metadata` of the events the action causes.
+ */
+export const Metadata = (echoedIn: string) =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    description: `Your own JSON object (at most 16 KB serialized), stored as given and echoed in the \`metadata\` of ${echoedIn}.`,
+    [MAX_JSON_BYTES]: METADATA_MAX_BYTES,
+  });
+
+/** `metadata` in a response. */
+export const MetadataOut = () =>
+  Type.Record(Type.String(), Type.Unknown(), { description: 'As given when it was started; {} when none.' });
+
 /** A request body object that refuses unknown fields, so a typo is a 400 rather than silently ignored. */
 export const Body = <T extends TProperties>(
   properties: T,

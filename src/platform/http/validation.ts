@@ -1,9 +1,10 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, str, type ValidateFunction } from 'ajv';
 import * as formats from 'ajv-formats';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errors, toApiError } from './errors.ts';
 import { findTextProblem, isDate, isDateTime } from './formats.ts';
+import { MAX_JSON_BYTES } from './schemas.ts';
 
 // ajv-formats is CommonJS: under ESM its function arrives as the namespace's default.
 const addFormats = formats.default as unknown as (ajv: Ajv) => Ajv;
@@ -20,6 +21,13 @@ function ajv(coerceTypes: boolean | 'array'): Ajv {
   // Stricter than ajv-formats: no leap second, no year 0000 (see formats.ts).
   instance.addFormat('date', isDate);
   instance.addFormat('date-time', isDateTime);
+  instance.addKeyword({
+    keyword: MAX_JSON_BYTES,
+    type: 'object',
+    schemaType: 'number',
+    error: { message: ({ schema }) => str`must be at most ${schema} bytes as JSON` },
+    validate: (limit: number, data: unknown) => Buffer.byteLength(JSON.stringify(data)) <= limit,
+  });
   return instance;
 }
 
