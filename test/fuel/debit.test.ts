@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { debitFuel, type FuelDebit, fuelBalance, refundFuel } from '../../src/modules/fuel/service.ts';
+import {
+  debitFuel,
+  type FuelDebit,
+  fuelBalance,
+  refundFuel,
+  spendPerDay,
+} from '../../src/modules/fuel/service.ts';
 import { newId } from '../../src/platform/db/ids.ts';
 import type { Trx } from '../../src/platform/db/pool.ts';
 import { inTransaction as runInTransaction } from '../../src/platform/db/transaction.ts';
@@ -234,5 +240,28 @@ describe('FUEL debits and refunds', () => {
       );
     }
     assert.equal(await fuelBalance(t.platform.db, tenant.orgId), 10);
+  });
+
+  test('the spend per day and reason counts debits, less what was refunded, against their own reason', async () => {
+    const tenant = await fundedTenant(20);
+    const refunded = smsDebit(3);
+    await inTransaction((trx) => debitFuel(trx, tenant, smsDebit(2)));
+    await inTransaction((trx) => debitFuel(trx, tenant, refunded));
+    const { referenceType, referenceId } = refunded;
+    await inTransaction((trx) => refundFuel(trx, tenant, { referenceType, referenceId }));
+    await inTransaction((trx) =>
+      debitFuel(trx, tenant, { amount: 4, reason: 'gist', referenceType: 'gist', referenceId: newId() }),
+    );
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: -1, reason: 'correction' });
+    const today = new Date().toISOString().slice(0, 10);
+    const spend = await spendPerDay(t.platform.db, tenant.orgId, 30);
+    assert.deepEqual(
+      spend.sort((a, b) => a.reason.localeCompare(b.reason)),
+      [
+        { day: today, reason: 'adjustment', spent: 1 },
+        { day: today, reason: 'gist', spent: 4 },
+        { day: today, reason: 'sms', spent: 2 },
+      ],
+    );
   });
 });
