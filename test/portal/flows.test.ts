@@ -96,6 +96,26 @@ describe('portal flows in Chromium', () => {
       body: 'Your cleaning is on Monday.',
     });
     assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    await visit(page, '/portal', 'overview');
+    assert.match(await page.locator('.stats').innerText(), /SMS, last 7 days\s+1\b/);
+
+    // A sequence with an enrollment, counted per status on the client's sequences page.
+    const sequence = await api(h, key, 'POST', '/sequences', {
+      name: 'Recall reminders',
+      steps: [{ kind: 'sms', wait_minutes: 60, body: 'Time for your check-up, {{first_name}}!' }],
+    });
+    assert.equal(sequence.status, 201, JSON.stringify(sequence.body));
+    const contact = await api(h, key, 'POST', '/crm/contacts', { first_name: 'Ada', phone: '+14155550142' });
+    assert.equal(contact.status, 201, JSON.stringify(contact.body));
+    assert.equal(
+      (await api(h, key, 'PATCH', `/sequences/${sequence.body.sequence.id}`, { status: 'active' })).status,
+      200,
+    );
+    const enrolled = await api(h, key, 'POST', `/sequences/${sequence.body.sequence.id}/enrollments`, {
+      contact_id: contact.body.contact.id,
+    });
+    assert.equal(enrolled.status, 201, JSON.stringify(enrolled.body));
+
     await visit(page, '/portal/fuel', 'fuel');
     const ledger = await page.getByRole('table', { name: 'FUEL ledger' }).innerText();
     assert.match(ledger, /SMS\s+-1\s+24/);
@@ -115,7 +135,6 @@ describe('portal flows in Chromium', () => {
     await checkPage(page, 'client-conversation');
     for (const [path, name] of [
       ['calls', 'client-calls'],
-      ['sequences', 'client-sequences'],
       ['knowledge', 'client-knowledge'],
       ['webhooks', 'client-webhooks'],
     ])
@@ -156,6 +175,11 @@ describe('portal flows in Chromium', () => {
     await page.getByRole('link', { name: 'Front desk handbook' }).click();
     assert.match(await page.getByRole('table', { name: 'Documents' }).innerText(), /Opening hours/);
     await checkPage(page, 'client-knowledge-base');
+    await visit(page, `/portal/clients/${clientId}/sequences`, 'client-sequences');
+    assert.match(
+      await page.getByRole('table', { name: 'Sequences' }).innerText(),
+      /Recall reminders\s+active\s+1\s+1\s+0\s+0\s+0/,
+    );
     await visit(page, '/portal/account', 'account');
 
     // Revoke, confirmed: the key is refused from that moment.
