@@ -68,15 +68,20 @@ function AgencyOverview(props: {
               rows={props.unhealthy.map((webhook) => (
                 <tr>
                   <td>
-                    <a
-                      href={
-                        webhook.client_id
-                          ? `/portal/clients/${webhook.client_id}/webhooks/${webhook.id}`
-                          : `/portal/webhooks/${webhook.id}`
-                      }
-                    >
-                      {webhook.url}
-                    </a>
+                    {webhook.client_id || props.manager ? (
+                      <a
+                        href={
+                          webhook.client_id
+                            ? `/portal/clients/${webhook.client_id}/webhooks/${webhook.id}`
+                            : `/portal/webhooks/${webhook.id}`
+                        }
+                      >
+                        {webhook.url}
+                      </a>
+                    ) : (
+                      // An agency-wide endpoint's page is for owners and admins.
+                      webhook.url
+                    )}
                   </td>
                   <td>
                     {webhook.active ? (
