@@ -34,9 +34,16 @@ export function PageHead(props: {
   );
 }
 
-export function Panel(props: { title?: string; actions?: ComponentChildren; children: ComponentChildren }) {
+export function Panel(props: {
+  title?: string;
+  actions?: ComponentChildren;
+  /** Fetched again every this many ms and swapped in place (needs `id`). */
+  refreshMs?: number;
+  id?: string;
+  children: ComponentChildren;
+}) {
   return (
-    <section class="panel" aria-label={props.title}>
+    <section class="panel" aria-label={props.title} id={props.id} data-refresh={props.refreshMs}>
       {(props.title || props.actions) && (
         <div class="panel-head">
           {props.title && <h2>{props.title}</h2>}

@@ -25,3 +25,18 @@ for (const button of document.querySelectorAll('button[data-copy]')) button.hidd
 // A page that answered a form post (a key or secret shown once): a reload asks for the page again,
 // rather than posting the form a second time.
 if (document.querySelector('.secret')) history.replaceState(null, '', location.href);
+
+// Live parts: an element with an id and data-refresh="5000" is fetched again every 5 s and swapped
+// in place (the delivery log, while a test event or a retry is on its way). Paused in a hidden tab.
+for (const live of document.querySelectorAll('[data-refresh][id]')) {
+  const every = Math.max(2000, Number(live.dataset.refresh) || 5000);
+  setInterval(async () => {
+    if (document.hidden) return;
+    const response = await fetch(location.href, { headers: { accept: 'text/html' } });
+    if (!response.ok) return;
+    const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+    const fresh = page.getElementById(live.id);
+    const current = document.getElementById(live.id);
+    if (fresh && current && !current.contains(document.activeElement)) current.replaceWith(fresh);
+  }, every);
+}

@@ -300,6 +300,8 @@ function WebhookPage(props: {
       </div>
       <Panel
         title="Delivery log"
+        id="delivery-log"
+        refreshMs={5000}
         actions={
           <form method="get" action={base} class="inline" aria-label="Filter deliveries">
             <label for="status-filter" class="sr-only">
