@@ -22,6 +22,7 @@ import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { callIdOfProviderCall } from './modules/calls/service.ts';
 import { callsVoice } from './modules/calls/voice.ts';
+import { clientRoutes } from './modules/clients/routes.ts';
 import { companyRoutes } from './modules/companies/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
 import { dealRoutes } from './modules/deals/routes.ts';
@@ -43,6 +44,7 @@ import { sequenceRoutes } from './modules/sequences/routes.ts';
 import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
+import { userAdminRoutes } from './modules/users/admin-routes.ts';
 import { feedAdminRoutes } from './modules/wallet-feed/admin-routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
@@ -83,6 +85,7 @@ const tenantModules = [
   aiRoutes,
   knowledgeRoutes,
   sdrRoutes,
+  clientRoutes,
 ];
 
 /** Builds the HTTP app: platform plugins first, then every module's routes, grouped by auth level. */
@@ -182,6 +185,7 @@ export async function buildApp(
   // The portal's back end, behind ADMIN_TOKEN.
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
+  await app.register(userAdminRoutes, { prefix: '/admin/v1' });
   await app.register(emailSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(voiceSimulatorScriptRoutes, { prefix: '/admin/v1' });
   const voice = callsVoice(platform);

@@ -145,6 +145,17 @@ export interface Config {
   outboxRetryMaxMs: number;
   /** A worker whose heartbeat is this old is dead: a live worker unlocks the graphile jobs it held. */
   workerStaleAfterMs: number;
+  // Portal accounts
+  /** A portal session unused this long ends. */
+  portalSessionIdleMs: number;
+  /** A portal session ends this long after sign-in, however much it is used. */
+  portalSessionMaxMs: number;
+  /** How long an invitation link stays valid. */
+  portalInviteTtlMs: number;
+  /** How long a password-reset link stays valid. */
+  portalResetTtlMs: number;
+  /** Failed portal sign-ins one email, and one address, may make per minute before they are answered 429. */
+  portalSignInFailuresPerMinute: number;
 }
 
 export interface RetellConfig {
@@ -321,6 +332,15 @@ export function loadConfig(env: Env = process.env): Config {
     outboxRetryBaseMs: duration(env, 'OUTBOX_RETRY_BASE', '1s', { min: 0, max: DAY_MS }),
     outboxRetryMaxMs: duration(env, 'OUTBOX_RETRY_MAX', '10m', { min: 0, max: DAY_MS }),
     workerStaleAfterMs: duration(env, 'WORKER_STALE_AFTER', '60s', { min: 1000, max: DAY_MS }),
+    // Portal accounts
+    portalSessionIdleMs: duration(env, 'PORTAL_SESSION_IDLE', '12h', { min: 1000, max: 365 * DAY_MS }),
+    portalSessionMaxMs: duration(env, 'PORTAL_SESSION_MAX', '7d', { min: 1000, max: 365 * DAY_MS }),
+    portalInviteTtlMs: duration(env, 'PORTAL_INVITE_TTL', '7d', { min: 1000, max: 365 * DAY_MS }),
+    portalResetTtlMs: duration(env, 'PORTAL_RESET_TTL', '1h', { min: 1000, max: 30 * DAY_MS }),
+    portalSignInFailuresPerMinute: int(env, 'PORTAL_SIGN_IN_FAILURES_PER_MINUTE', 10, {
+      min: 1,
+      max: MAX_RATE,
+    }),
   };
 }
 

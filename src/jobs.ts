@@ -6,6 +6,7 @@ import { messagingJobs } from './modules/messaging/jobs.ts';
 import { sdrJobs } from './modules/sdr/jobs.ts';
 import { sequenceJobs } from './modules/sequences/jobs.ts';
 import { sendDueSoonReminders, TASK_REMINDERS_TASK } from './modules/tasks/reminders.ts';
+import { userJobs } from './modules/users/jobs.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
@@ -29,6 +30,7 @@ export function jobRegistry(platform: Platform): JobRegistry {
   const gists = gistJobs(platform);
   const knowledge = knowledgeJobs(platform);
   const sdr = sdrJobs(platform);
+  const users = userJobs(platform);
   return {
     tasks: {
       idempotency_cleanup: async () => {
@@ -44,6 +46,7 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...gists.tasks,
       ...knowledge.tasks,
       ...sdr.tasks,
+      ...users.tasks,
     },
     crontab: [
       '17 * * * * idempotency_cleanup',
@@ -52,6 +55,7 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...agents.crontab,
       ...gists.crontab,
       ...knowledge.crontab,
+      ...users.crontab,
     ],
     loops: [
       {

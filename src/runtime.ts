@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { type Config, publicUrl } from './config.ts';
 import { buildFeedApp } from './feed/app.ts';
 import { jobRegistry } from './jobs.ts';
 import { seedDemo } from './modules/admin/seed.ts';
@@ -42,6 +42,9 @@ export function createLogger(config: Config): Logger {
         '*.token',
         'password',
         '*.password',
+        '*.current_password',
+        '*.new_password',
+        '*.password_hash',
         'adminToken',
       ],
       censor: '[redacted]',
@@ -212,7 +215,7 @@ async function firstStart(platform: Platform, createdEmbedded: boolean): Promise
     if (demo)
       log.warn(
         { orgId: demo.orgId },
-        'demo agency created; its keys are not printed where stdout is not a terminal: mint keys with the admin API',
+        'demo agency created; its keys are not printed where stdout is not a terminal, nor its portal passwords: mint keys and invite users with the admin API',
       );
     if (secrets.adminTokenCreated)
       log.warn({ file: tokenFile }, 'admin token generated; read it from the file');
@@ -221,9 +224,12 @@ async function firstStart(platform: Platform, createdEmbedded: boolean): Promise
   const lines: string[] = [];
   if (demo) {
     lines.push(
-      'Created a demo agency with one client. These keys are shown once:',
+      'Created a demo agency with one client. These keys and passwords are shown once:',
       `  agency key: ${demo.agencyKey}`,
       `  client key: ${demo.clientKey}   (client ${demo.clientId})`,
+      `The portal: ${publicUrl(config, '/portal/sign-in')}`,
+      `  owner:       ${demo.owner.email}   password: ${demo.owner.password}`,
+      `  client user: ${demo.clientUser.email}   password: ${demo.clientUser.password}`,
     );
   }
   if (secrets.adminTokenCreated) lines.push(`  admin token: ${secrets.adminToken}   (saved in ${tokenFile})`);

@@ -309,6 +309,12 @@ export const creators: Record<string, Creator> = {
       return prospects.body.data[0].id;
     },
   },
+  // Clients and keys are managed by the agency for its whole org.
+  '/v1/clients/:id': { scope: 'agency', ...post(() => ({ name: `Client ${next()}` }), 'client') },
+  '/v1/api-keys/:id': {
+    scope: 'agency',
+    post: { body: () => ({ name: `Key ${next()}`, kind: 'agency' }), id: (answer) => answer.api_key.id },
+  },
 };
 
 /**

@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { requireAdminToken } from '../../platform/auth/admin-token.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.ts';
+import { operatorAudit } from '../audit/service.ts';
+import * as clients from '../clients/service.ts';
 import { ApiKeySchema } from '../me/schemas.ts';
 import * as admin from './service.ts';
 
@@ -18,7 +20,7 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
 const OrgParams = Type.Object({ orgId: Uuid() });
 const hidden = { hide: true, tags: ['admin'] };
 
-/** The portal's back end: orgs, clients, keys and FUEL grants, behind `ADMIN_TOKEN`. Not part of the public API. */
+/** The operator's API: orgs, clients, keys and FUEL grants, behind `ADMIN_TOKEN`. Not part of the public API. */
 export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, secrets } = app.platform;
   requireAdminToken(app, secrets.adminToken);
@@ -68,7 +70,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       reply.code(201);
       return {
-        client: await inTransaction(db, (trx) => admin.createClient(trx, request.params.orgId, request.body)),
+        client: await inTransaction(db, (trx) =>
+          clients.createClient(trx, request.params.orgId, request.body, operatorAudit(request)),
+        ),
       };
     },
   );
@@ -92,7 +96,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       reply.code(201);
-      return inTransaction(db, (trx) => admin.mintKey(trx, request.params.orgId, request.body));
+      return inTransaction(db, (trx) =>
+        clients.mintKey(trx, request.params.orgId, request.body, operatorAudit(request)),
+      );
     },
   );
 
@@ -100,7 +106,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/keys/:keyId',
     { schema: { ...hidden, params: Type.Object({ keyId: Uuid() }) } },
     async (request, reply) => {
-      await inTransaction(db, (trx) => admin.revokeKey(trx, request.params.keyId));
+      await inTransaction(db, (trx) =>
+        clients.revokeKey(trx, null, request.params.keyId, operatorAudit(request)),
+      );
       app.platform.keys.evict(request.params.keyId);
       reply.code(204).send();
     },

@@ -1,9 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { createAgent } from '../agents/service.ts';
+import type { AuditContext } from '../audit/service.ts';
+import { createClient, mintKey } from '../clients/service.ts';
 import { createKnowledgeBaseWithText } from '../knowledge/service.ts';
 import { createNumber } from '../numbers/service.ts';
 import { createSequence } from '../sequences/service.ts';
+import { createActiveUser } from '../users/service.ts';
 import * as admin from './service.ts';
 
 /** 555-0100 to 0199 are reserved for fiction: no demo message can reach a real phone. */
@@ -34,15 +38,28 @@ const DEMO_SEQUENCE = {
   ],
 };
 
+/** The demo's records were made by the service itself, on the operator's side. */
+const SEED: AuditContext = { actor: { type: 'operator', id: null, label: 'demo seed' }, ip: null };
+
+export const DEMO_OWNER_EMAIL = 'owner@demo-agency.test';
+export const DEMO_CLIENT_USER_EMAIL = 'client@demo-agency.test';
+
 export interface DemoCredentials {
   orgId: string;
   clientId: string;
   agencyKey: string;
   clientKey: string;
+  /** Portal sign-ins: the agency's owner and a user of the demo client, each with a generated password. */
+  owner: { email: string; password: string };
+  clientUser: { email: string; password: string };
 }
 
+/** 18 random bytes: a 24-character password. */
+const generatedPassword = () => randomBytes(18).toString('base64url');
+
 /**
- * On the first start with an empty database: a demo agency with one client, a key of each kind,
+ * On the first start with an empty database: a demo agency with one client, a key of each kind, an
+ * owner and a client user who can sign in to the portal,
  * FUEL, a phone number for the house client and the demo client (answered by a demo voice agent),
  * an active sequence and a small knowledge base: every feature can be tried at once.
  */
@@ -51,13 +68,24 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   if (any) return null;
   return inTransaction(db, async (trx) => {
     const org = await admin.createOrg(trx, { name: 'Demo Agency' });
-    const client = await admin.createClient(trx, org.id, { name: 'Demo Client' });
-    const agency = await admin.mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' });
-    const clientKey = await admin.mintKey(trx, org.id, {
-      name: 'Demo client key',
-      kind: 'client',
-      client_id: client.id,
-    });
+    const client = await createClient(trx, org.id, { name: 'Demo Client' }, SEED);
+    const agency = await mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' }, SEED);
+    const clientKey = await mintKey(
+      trx,
+      org.id,
+      { name: 'Demo client key', kind: 'client', client_id: client.id },
+      SEED,
+    );
+    const owner = { email: DEMO_OWNER_EMAIL, password: generatedPassword() };
+    await createActiveUser(trx, org.id, { email: owner.email, role: 'owner' }, owner.password, SEED);
+    const clientUser = { email: DEMO_CLIENT_USER_EMAIL, password: generatedPassword() };
+    await createActiveUser(
+      trx,
+      org.id,
+      { email: clientUser.email, role: 'client', client_id: client.id },
+      clientUser.password,
+      SEED,
+    );
     await admin.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
     // Both numbers are E.164 already, so the default country is never consulted.
     await createNumber(trx, org.id, { number: DEMO_HOUSE_NUMBER, label: 'Demo house number' }, 'US');
@@ -100,6 +128,13 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
         },
       ],
     });
-    return { orgId: org.id, clientId: client.id, agencyKey: agency.key, clientKey: clientKey.key };
+    return {
+      orgId: org.id,
+      clientId: client.id,
+      agencyKey: agency.key,
+      clientKey: clientKey.key,
+      owner,
+      clientUser,
+    };
   });
 }

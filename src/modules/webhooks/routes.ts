@@ -4,6 +4,7 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams, Query } from '../../platform/http/schemas.ts';
+import { apiKeyAudit } from '../audit/service.ts';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -52,7 +53,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const created = await runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
         status: 201,
-        body: await createWebhook(trx, request.tenant, request.body, rules),
+        body: await createWebhook(trx, request.tenant, request.body, rules, apiKeyAudit(request)),
       }));
       return revealSecret(created, rules);
     },
@@ -99,7 +100,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      inTransaction(db, (trx) => updateWebhook(trx, request.tenant, request.params.id, request.body, rules)),
+      inTransaction(db, (trx) =>
+        updateWebhook(trx, request.tenant, request.params.id, request.body, rules, apiKeyAudit(request)),
+      ),
   );
 
   app.delete(
@@ -114,7 +117,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      await inTransaction(db, (trx) => deleteWebhook(trx, request.tenant, request.params.id));
+      await inTransaction(db, (trx) =>
+        deleteWebhook(trx, request.tenant, request.params.id, apiKeyAudit(request)),
+      );
       return reply.code(204).send(null);
     },
   );

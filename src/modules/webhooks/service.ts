@@ -1,4 +1,3 @@
-import type { Tenant } from '../../platform/auth/tenant.ts';
 import { type Keyring, open, seal } from '../../platform/crypto.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
@@ -7,6 +6,7 @@ import { type EventEnvelope, emit } from '../../platform/events/emit.ts';
 import { errors, type FieldError } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { outboundUrlProblem } from '../../platform/outbound/address-policy.ts';
+import { type AuditAction, type AuditContext, recordAudit } from '../audit/service.ts';
 import {
   queueDispatch,
   requestManualAttempt,
@@ -28,6 +28,7 @@ import {
   type SubscriptionChanges,
   type SubscriptionRow,
   updateSubscription,
+  type WebhookScope,
 } from './store.ts';
 
 export interface WebhookRules {
@@ -97,9 +98,10 @@ function checkUrl(url: string, rules: WebhookRules, problems: FieldError[]): voi
  */
 export async function createWebhook(
   trx: Trx,
-  tenant: Tenant,
+  tenant: WebhookScope,
   input: { url: string; events: string[]; description?: string | null },
   rules: WebhookRules,
+  audit: AuditContext,
 ): Promise<CreatedWebhook> {
   const problems: FieldError[] = [];
   checkUrl(input.url, rules, problems);
@@ -116,6 +118,7 @@ export async function createWebhook(
     secret_ciphertext: sealSecret(rules.encryptionKey, owner(tenant, id), secret),
     secret_last4: secret.slice(-4),
   });
+  await auditWebhook(trx, webhook, 'webhook.created', audit, { url: webhook.url, events: webhook.events });
   return {
     webhook: toWebhook(webhook),
     sealed_secret: seal(rules.encryptionKey, secret, responseAad(webhook.id)).toString('base64'),
@@ -140,29 +143,29 @@ function responseAad(webhookId: string): string {
 }
 
 /** The record a secret is bound to: the subscription's org, client and id. */
-function owner(tenant: Tenant, id: string) {
+function owner(tenant: WebhookScope, id: string) {
   return { id, org_id: tenant.orgId, client_id: tenant.clientId };
 }
 
-async function findWebhook(db: Executor, tenant: Tenant, id: string): Promise<SubscriptionRow> {
+async function findWebhook(db: Executor, tenant: WebhookScope, id: string): Promise<SubscriptionRow> {
   const webhook = await findSubscription(db, tenant, id);
   if (!webhook) throw errors.notFound('Webhook', id);
   return webhook;
 }
 
-export async function getWebhook(db: Executor, tenant: Tenant, id: string) {
+export async function getWebhook(db: Executor, tenant: WebhookScope, id: string) {
   return toWebhook(await findWebhook(db, tenant, id));
 }
 
 /** `GET /webhooks`: newest first. */
-export async function searchWebhooks(db: Executor, tenant: Tenant, page: PageRequest<string>) {
+export async function searchWebhooks(db: Executor, tenant: WebhookScope, page: PageRequest<string>) {
   return (await listSubscriptions(db, tenant, page)).map(toWebhook);
 }
 
 /** `GET /webhooks/{id}/deliveries`: the delivery log, one record per attempt, newest first. */
 export async function searchDeliveryAttempts(
   db: Executor,
-  tenant: Tenant,
+  tenant: WebhookScope,
   id: string,
   filter: { status?: AttemptStatus },
   page: PageRequest<string>,
@@ -174,7 +177,7 @@ export async function searchDeliveryAttempts(
 /** A PATCH: the subscription, and its new secret when it was rotated. */
 export async function updateWebhook(
   trx: Trx,
-  tenant: Tenant,
+  tenant: WebhookScope,
   id: string,
   input: {
     url?: string;
@@ -184,6 +187,7 @@ export async function updateWebhook(
     rotate_secret?: boolean;
   },
   rules: WebhookRules,
+  audit: AuditContext,
 ) {
   const problems: FieldError[] = [];
   if (input.url !== undefined) checkUrl(input.url, rules, problems);
@@ -211,6 +215,12 @@ export async function updateWebhook(
     changes.secret_last4 = secret.slice(-4);
   }
   const webhook = await updateSubscription(trx, current, changes);
+  const edited = (['url', 'events', 'description'] as const).filter((field) => field in changes);
+  if (edited.length) await auditWebhook(trx, webhook, 'webhook.updated', audit, { fields: edited });
+  if (changes.active !== undefined)
+    await auditWebhook(trx, webhook, changes.active ? 'webhook.enabled' : 'webhook.disabled', audit);
+  if (secret)
+    await auditWebhook(trx, webhook, 'webhook.secret_rotated', audit, { secret_last4: webhook.secret_last4 });
   if (changes.active === false)
     await skipPendingDeliveries(trx, webhook, 'The subscription was disabled with PATCH active=false.');
   return secret
@@ -218,10 +228,32 @@ export async function updateWebhook(
     : { webhook: toWebhook(webhook) };
 }
 
-export async function deleteWebhook(trx: Trx, tenant: Tenant, id: string): Promise<void> {
+export async function deleteWebhook(
+  trx: Trx,
+  tenant: WebhookScope,
+  id: string,
+  audit: AuditContext,
+): Promise<void> {
   const webhook = await lockSubscription(trx, tenant, id);
   if (!webhook) throw errors.notFound('Webhook', id);
   await deleteSubscription(trx, webhook);
+  await auditWebhook(trx, webhook, 'webhook.deleted', audit, { url: webhook.url });
+}
+
+function auditWebhook(
+  trx: Trx,
+  webhook: SubscriptionRow,
+  action: AuditAction,
+  audit: AuditContext,
+  details?: Record<string, unknown>,
+): Promise<void> {
+  return recordAudit(trx, webhook.org_id, {
+    ...audit,
+    action,
+    record: { type: 'webhook', id: webhook.id },
+    clientId: webhook.all_clients ? null : webhook.client_id,
+    details,
+  });
 }
 
 function requireActive(webhook: SubscriptionRow): void {
@@ -234,7 +266,7 @@ function requireActive(webhook: SubscriptionRow): void {
 }
 
 /** Emits a `webhook.test` event that only this subscription receives. */
-export async function sendTestEvent(trx: Trx, tenant: Tenant, id: string): Promise<EventEnvelope> {
+export async function sendTestEvent(trx: Trx, tenant: WebhookScope, id: string): Promise<EventEnvelope> {
   const webhook = await findWebhook(trx, tenant, id);
   requireActive(webhook);
   return emit(trx, { orgId: webhook.org_id, clientId: webhook.client_id }, TEST_EVENT, {
@@ -244,7 +276,7 @@ export async function sendTestEvent(trx: Trx, tenant: Tenant, id: string): Promi
 }
 
 /** One more attempt of a logged delivery, now and outside the schedule. */
-export async function retryDelivery(trx: Trx, tenant: Tenant, id: string, attemptId: string) {
+export async function retryDelivery(trx: Trx, tenant: WebhookScope, id: string, attemptId: string) {
   const webhook = await findWebhook(trx, tenant, id);
   requireActive(webhook);
   const attempt = await findAttempt(trx, webhook, attemptId);
@@ -268,7 +300,7 @@ export async function retryDelivery(trx: Trx, tenant: Tenant, id: string, attemp
 /** Puts every event of the window that did not reach this subscription back on a fresh schedule. */
 export async function recoverWebhook(
   trx: Trx,
-  tenant: Tenant,
+  tenant: WebhookScope,
   id: string,
   window: { since: string; until?: string },
 ) {

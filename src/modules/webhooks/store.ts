@@ -1,5 +1,9 @@
 import type { Generated, Selectable, Updateable } from 'kysely';
 import type { Tenant } from '../../platform/auth/tenant.ts';
+
+/** Who manages subscriptions: a key's tenant or a portal session's (which has no key). */
+export type WebhookScope = Pick<Tenant, 'orgId' | 'clientId' | 'isClientScoped'>;
+
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -78,7 +82,7 @@ export type AttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
  * Subscriptions a caller can see and manage: a client-scoped caller its client's own; an agency key
  * acting as itself every subscription of its org (its agency-wide ones and those of its clients).
  */
-function visibleSubscriptions(db: Executor, tenant: Tenant) {
+function visibleSubscriptions(db: Executor, tenant: WebhookScope) {
   let query = db.selectFrom('webhook_subscriptions').where('org_id', '=', tenant.orgId);
   if (tenant.isClientScoped)
     query = query.where('client_id', '=', tenant.clientId).where('all_clients', '=', false);
@@ -87,21 +91,25 @@ function visibleSubscriptions(db: Executor, tenant: Tenant) {
 
 export function findSubscription(
   db: Executor,
-  tenant: Tenant,
+  tenant: WebhookScope,
   id: string,
 ): Promise<SubscriptionRow | undefined> {
   return visibleSubscriptions(db, tenant).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The same, locking the row for an update in the caller's transaction. */
-export function lockSubscription(trx: Trx, tenant: Tenant, id: string): Promise<SubscriptionRow | undefined> {
+export function lockSubscription(
+  trx: Trx,
+  tenant: WebhookScope,
+  id: string,
+): Promise<SubscriptionRow | undefined> {
   return visibleSubscriptions(trx, tenant).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** Subscriptions newest first. */
 export function listSubscriptions(
   db: Executor,
-  tenant: Tenant,
+  tenant: WebhookScope,
   page: PageRequest<string>,
 ): Promise<SubscriptionRow[]> {
   let query = visibleSubscriptions(db, tenant).selectAll();
@@ -111,7 +119,7 @@ export function listSubscriptions(
 
 export function insertSubscription(
   trx: Trx,
-  tenant: Tenant,
+  tenant: WebhookScope,
   values: Omit<
     WebhookSubscriptionsTable,
     | 'org_id'

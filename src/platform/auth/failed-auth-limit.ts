@@ -15,10 +15,15 @@ const MINUTE_MS = 60_000;
  * A valid key from that address is refused too while the address is over the limit: were it
  * answered, a throttled guesser would learn which of its guesses is a key.
  */
-export function failedAuthLimit(redis: Redis | null, perMinute: number) {
+export function failedAuthLimit(
+  redis: Redis | null,
+  perMinute: number,
+  options: { prefix?: string; subject?: string } = {},
+) {
+  const subject = options.subject ?? 'from this address';
   type Callback = (error: Error | null, state?: WindowState) => void;
   type Counter = (key: string, callback: Callback, windowMs: number, max: number) => void;
-  const Store = slidingWindowStore(redis, 'rl:authfail:');
+  const Store = slidingWindowStore(redis, options.prefix ?? 'rl:authfail:');
   const store = new Store({} as never) as unknown as { incr: Counter; read: Counter };
   const hit = (key: string, increment: boolean) =>
     new Promise<WindowState>((resolve, reject) => {
@@ -31,7 +36,7 @@ export function failedAuthLimit(redis: Redis | null, perMinute: number) {
     return new ApiError(
       429,
       'rate_limited',
-      `Too many failed authentications from this address (limit ${perMinute} per minute); retry in ${seconds} s.`,
+      `Too many failed authentications ${subject} (limit ${perMinute} per minute); retry in ${seconds} s.`,
       { limit: perMinute, retry_after_seconds: seconds },
       { 'retry-after': String(seconds) },
     );
@@ -44,29 +49,34 @@ export function failedAuthLimit(redis: Redis | null, perMinute: number) {
    */
   const blocked = new Map<string, number>();
 
-  return {
-    /** Runs `authenticate`; counts its 401 against the caller's address, and refuses a caller over the limit. */
-    async guard<T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> {
-      const until = blocked.get(request.ip);
-      if (until !== undefined) {
-        if (until > Date.now()) throw refusal({ current: perMinute + 1, ttl: until - Date.now() });
-        blocked.delete(request.ip);
-      }
-      try {
-        return await authenticate();
-      } catch (error) {
-        if (error instanceof ApiError && error.statusCode === 401) {
-          // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
-          const after = await hit(request.ip, true).catch(() => null);
-          if (after && after.current > perMinute) {
-            if (blocked.size >= MAX_BLOCKED) blocked.delete(blocked.keys().next().value as string);
-            blocked.set(request.ip, Date.now() + after.ttl);
-            throw refusal(after);
-          }
+  /** Runs `authenticate`; counts its 401 against `caller`, and refuses a caller over the limit. */
+  async function guardKey<T>(caller: string, authenticate: () => Promise<T>): Promise<T> {
+    const until = blocked.get(caller);
+    if (until !== undefined) {
+      if (until > Date.now()) throw refusal({ current: perMinute + 1, ttl: until - Date.now() });
+      blocked.delete(caller);
+    }
+    try {
+      return await authenticate();
+    } catch (error) {
+      if (error instanceof ApiError && error.statusCode === 401) {
+        // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
+        const after = await hit(caller, true).catch(() => null);
+        if (after && after.current > perMinute) {
+          if (blocked.size >= MAX_BLOCKED) blocked.delete(blocked.keys().next().value as string);
+          blocked.set(caller, Date.now() + after.ttl);
+          throw refusal(after);
         }
-        throw error;
       }
-    },
+      throw error;
+    }
+  }
+
+  return {
+    guardKey,
+    /** Runs `authenticate`; counts its 401 against the caller's address, and refuses a caller over the limit. */
+    guard: <T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> =>
+      guardKey(request.ip, authenticate),
   };
 }
 

@@ -43,6 +43,8 @@ export type ErrorCode =
   // the LLM behind gists failed or timed out
   | 'ai_unavailable'
   | 'agency_key_required'
+  // removing or demoting the org's last owner
+  | 'last_owner'
   | 'prospect_in_call'
   // an SDR campaign would start dialing with no number on it or in the SDR settings
   | 'from_number_required'
@@ -167,11 +169,11 @@ export const errors = {
     }),
   aiUnavailable: (message: string) =>
     new ApiError(502, 'ai_unavailable', `The gist could not be written: ${message} No FUEL was spent.`),
-  agencyKeyRequired: () =>
+  agencyKeyRequired: (what = 'SDR campaigns are') =>
     new ApiError(
       403,
       'agency_key_required',
-      'SDR campaigns are agency-only: use an agency key (gc_live_), not a client key.',
+      `${what} agency-only: use an agency key (gc_live_), not a client key.`,
     ),
   featureDisabled: (feature: string, message: string) =>
     new ApiError(403, 'feature_disabled', message, { feature }),
