@@ -270,7 +270,7 @@ export function insertCall(trx: Trx, row: Insertable<CallsTable>, unique: 'provi
     .onConflict((conflict) =>
       (unique === 'cause'
         ? conflict.columns(['org_id', 'cause_key'])
-        : conflict.columns(['provider', 'provider_call_id'])
+        : conflict.columns(['org_id', 'provider', 'provider_call_id'])
       ).doNothing(),
     )
     .returningAll()

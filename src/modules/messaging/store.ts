@@ -118,7 +118,7 @@ export function insertInboundMessage(trx: Trx, row: Insertable<SmsMessagesTable>
   return trx
     .insertInto('sms_messages')
     .values(row)
-    .onConflict((conflict) => conflict.columns(['provider', 'provider_message_id']).doNothing())
+    .onConflict((conflict) => conflict.columns(['org_id', 'provider', 'provider_message_id']).doNothing())
     .returningAll()
     .executeTakeFirst();
 }

@@ -171,7 +171,7 @@ export function insertEnrollmentUnlessActive(trx: Trx, row: Insertable<Enrollmen
     .insertInto('sequence_enrollments')
     .values(row)
     .onConflict((conflict) =>
-      conflict.columns(['sequence_id', 'contact_id']).where('status', '=', 'active').doNothing(),
+      conflict.columns(['org_id', 'sequence_id', 'contact_id']).where('status', '=', 'active').doNothing(),
     )
     .returningAll()
     .executeTakeFirst();

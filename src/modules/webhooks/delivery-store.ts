@@ -63,8 +63,8 @@ const insertDeliveriesStatement = prepare(
       SELECT webhook_uuid_v7(), ${p.orgId}::uuid, s.id, ${p.eventId}::text, ${p.eventType}::text, e.created_at,
         CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
         CASE WHEN s.active THEN now() + ${ms(p.firstDelayMs)} END
-      FROM subscriptions s, (SELECT created_at FROM events WHERE id = ${p.eventId}::text) e
-      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      FROM subscriptions s, (SELECT created_at FROM events WHERE org_id = ${p.orgId}::uuid AND id = ${p.eventId}::text) e
+      ON CONFLICT (org_id, subscription_id, event_id) DO NOTHING
       RETURNING id, subscription_id, status
     ), skipped AS (
       INSERT INTO webhook_delivery_attempts
