@@ -94,11 +94,8 @@ ALTER TABLE sdr_campaigns DROP CONSTRAINT sdr_campaigns_pkey, ADD CONSTRAINT sdr
 ALTER TABLE sdr_campaigns DROP CONSTRAINT sdr_campaigns_org_id_id_key;
 ALTER TABLE sdr_prospects DROP CONSTRAINT sdr_prospects_pkey, ADD CONSTRAINT sdr_prospects_pkey PRIMARY KEY (org_id, id);
 
--- Statements that still find a row by id alone (progress reports, claims, the outbox relay; listed in the plan)
+-- Statements that still find a row by id alone (carrier progress reports, job payloads; listed in the plan)
 -- keep the index they use today until each carries its org_id; on Citus they fan out to every shard.
-CREATE INDEX events_id ON events (id);
-CREATE INDEX api_keys_id ON api_keys (id);
-CREATE INDEX webhook_deliveries_id ON webhook_deliveries (id);
 CREATE INDEX sms_messages_id ON sms_messages (id);
 CREATE INDEX calls_id ON calls (id);
 CREATE INDEX kb_documents_id ON kb_documents (id);
