@@ -72,7 +72,16 @@ async function violations(client: pg.Client): Promise<string[]> {
     WHERE cl.relnamespace = 'public'::regnamespace AND co.contype IN ('p', 'u', 'x', 'f')`);
   for (const constraint of constraints) {
     const table = tables.get(constraint.table);
-    if (!table || !isTenant(table)) continue;
+    if (!table) continue;
+    const target = constraint.target ? tables.get(constraint.target) : undefined;
+    if (!isTenant(table)) {
+      // Citus refuses a reference or local table that points into a distributed one.
+      if (target && isTenant(target))
+        found.push(
+          `${table.name}: ${constraint.name} references tenant table ${target.name} from a ${table.kind} table`,
+        );
+      continue;
+    }
     const column = tenantColumn(table);
     const columns = constraint.columns.map((attnum) => table.columns.get(attnum));
     if (constraint.type !== 'f') {
@@ -80,7 +89,6 @@ async function violations(client: pg.Client): Promise<string[]> {
         found.push(`${table.name}: ${constraint.name} lacks ${column ?? 'org_id'}`);
       continue;
     }
-    const target = constraint.target ? tables.get(constraint.target) : undefined;
     if (!target || target.kind === 'reference') continue;
     if (!isTenant(target)) {
       found.push(
@@ -144,7 +152,9 @@ describe('every tenant table is distributable by org_id', () => {
       );
       CREATE UNIQUE INDEX slipped_one_per_contact ON slipped (contact_id);
       CREATE TABLE slipped_child (org_id uuid NOT NULL, slipped_id uuid NOT NULL REFERENCES slipped (id));
-      COMMENT ON TABLE slipped_child IS 'tenant: a child that references its parent by id alone'`);
+      COMMENT ON TABLE slipped_child IS 'tenant: a child that references its parent by id alone';
+      CREATE TABLE slipped_lookup (code text PRIMARY KEY, slipped_id uuid NOT NULL REFERENCES slipped (id));
+      COMMENT ON TABLE slipped_lookup IS 'local: a lookup that points into a tenant table'`);
     try {
       assert.deepEqual(
         (await violations(client)).filter((line) => line.startsWith('slipped')),
@@ -154,10 +164,11 @@ describe('every tenant table is distributable by org_id', () => {
           'slipped: slipped_pkey lacks org_id',
           'slipped: unique index slipped_one_per_contact lacks org_id',
           "slipped_child: slipped_child_slipped_id_fkey does not pair its org_id with slipped's tenant",
+          'slipped_lookup: slipped_lookup_slipped_id_fkey references tenant table slipped from a local table',
         ],
       );
     } finally {
-      await client.query('DROP TABLE slipped_child, slipped');
+      await client.query('DROP TABLE slipped_lookup, slipped_child, slipped');
     }
   });
 });
