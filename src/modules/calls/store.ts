@@ -329,7 +329,7 @@ export async function insertTranscript(trx: Trx, call: CallRow, turns: Transcrip
         start_time_seconds: turn.start_time_seconds,
       })),
     )
-    .onConflict((conflict) => conflict.columns(['call_id', 'position']).doNothing())
+    .onConflict((conflict) => conflict.columns(['org_id', 'call_id', 'position']).doNothing())
     .execute();
 }
 
