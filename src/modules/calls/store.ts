@@ -342,8 +342,8 @@ export async function claimDuePlacements(db: Db, leaseMs: number, limit: number)
   const { rows } = await sql<CallRow>`
     UPDATE calls SET place_after = now() + ${leaseMs} * interval '1 millisecond',
                      placement_attempts = placement_attempts + 1
-    WHERE id IN (
-      SELECT id FROM calls WHERE placement_state = 'pending' AND place_after <= now()
+    WHERE (org_id, id) IN (
+      SELECT org_id, id FROM calls WHERE placement_state = 'pending' AND place_after <= now()
       ORDER BY place_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING *`.execute(db);
   return rows;
