@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { jobRegistry } from '../../src/jobs.ts';
@@ -17,7 +18,9 @@ import {
 } from '../helpers.ts';
 
 const operator = operatorAudit({ ip: '127.0.0.1' });
-const meta = { ip: '203.0.113.7', userAgent: 'test' };
+// Addresses of this run: failure counters may outlive it in a shared Redis.
+const RUN = `10.${randomInt(256)}.${randomInt(256)}`;
+const meta = { ip: `${RUN}.7`, userAgent: 'test' };
 const PASSWORD = 'correct horse battery';
 
 describe('portal accounts: users, invitations, sessions, passwords', () => {
@@ -167,12 +170,12 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     const wrongPassword = people().signIn(
       db(),
       { email: user.email, password: 'wrong password!!' },
-      { ip: '198.51.100.1' },
+      { ip: `${RUN}.1` },
     );
     const wrongEmail = people().signIn(
       db(),
       { email: `nobody${Date.now()}@example.test`, password: PASSWORD },
-      { ip: '198.51.100.2' },
+      { ip: `${RUN}.2` },
     );
     const [a, b] = await Promise.allSettled([wrongPassword, wrongEmail]);
     assert.equal(a.status, 'rejected');
@@ -223,14 +226,14 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     // Three failures for this email from three addresses, then the email is refused, even with its password.
     assert.deepEqual(
       [
-        await attempt('wrong password 1', '192.0.2.1'),
-        await attempt('wrong password 2', '192.0.2.2'),
-        await attempt('wrong password 3', '192.0.2.3'),
+        await attempt('wrong password 1', `${RUN}.11`),
+        await attempt('wrong password 2', `${RUN}.12`),
+        await attempt('wrong password 3', `${RUN}.13`),
       ],
       [401, 401, 401],
     );
-    assert.equal(await attempt('wrong password 4', '192.0.2.4'), 429);
-    assert.equal(await attempt(PASSWORD, '192.0.2.5'), 429);
+    assert.equal(await attempt('wrong password 4', `${RUN}.14`), 429);
+    assert.equal(await attempt(PASSWORD, `${RUN}.15`), 429);
 
     // One address guessing at several emails is refused too.
     const guess = (i: number) =>
@@ -238,7 +241,7 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
         .signIn(
           db(),
           { email: `guess${i}-${Date.now()}@example.test`, password: PASSWORD },
-          { ip: '192.0.2.99' },
+          { ip: `${RUN}.99` },
         )
         .then(
           () => 200,
