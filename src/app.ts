@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import apiReference from '@scalar/fastify-api-reference';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -50,6 +50,7 @@ import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { failedAuthLimit } from './platform/auth/failed-auth-limit.ts';
 import { resolveTenant } from './platform/auth/tenant.ts';
 import type { Platform } from './platform/context.ts';
+import { withCodeSamples } from './platform/http/code-samples.ts';
 import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts';
 import { logSafeUrl } from './platform/http/log-safe.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
@@ -141,6 +142,9 @@ export async function buildApp(
     },
     // Paths stay whole (`/v1/...`) whatever the server URL holds.
     stripBasePath: false,
+    // Each operation's example in curl and in the SDK, shown by the reference page.
+    transformObject: (documents) =>
+      withCodeSamples('openapiObject' in documents ? documents.openapiObject : documents.swaggerObject),
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -208,7 +212,24 @@ export async function buildApp(
     await app.register(localUploadRoutes, { storage: platform.storage });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(swaggerUi, { routePrefix: '/v1/reference', uiConfig: { docExpansion: 'list' } });
+  // The reference page serves its script itself (no CDN) and loads no web fonts: it works offline.
+  await app.register(apiReference, {
+    routePrefix: '/v1/reference',
+    logLevel: 'warn',
+    configuration: {
+      pageTitle: 'Agency Platform API reference',
+      title: 'Agency Platform API',
+      withDefaultFonts: false,
+      hideClientButton: true,
+      hiddenClients: true,
+      showDeveloperTools: 'never',
+      telemetry: false,
+      documentDownloadType: 'json',
+      // The vendor's hosted AI chat and MCP helpers call out to its servers.
+      agent: { disabled: true },
+      mcp: { disabled: true },
+    },
+  });
 
   return app;
 }

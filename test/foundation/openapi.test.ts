@@ -40,9 +40,38 @@ describe('OpenAPI document', () => {
     assert.ok(ids.has('me.get'));
   });
 
-  test('the reference page is served', async () => {
+  test('the reference page wears the product name and works offline: its script is served locally', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/reference/' });
     assert.equal(response.statusCode, 200);
     assert.match(response.headers['content-type'] as string, /html/);
+    assert.match(response.body, /<title>Agency Platform API reference<\/title>/);
+    assert.doesNotMatch(response.body, /swagger|Explore/i);
+    // Every script and stylesheet the page loads is relative to it: nothing from a CDN.
+    const sources = [...response.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    assert.ok(sources.length > 0);
+    for (const source of sources) assert.doesNotMatch(source, /^(https?:)?\/\//, source);
+    for (const source of sources) {
+      const asset = await t.app.inject({
+        method: 'GET',
+        url: new URL(source, 'http://x/v1/reference/').pathname,
+      });
+      assert.equal(asset.statusCode, 200, source);
+    }
+    assert.equal((await t.app.inject({ method: 'GET', url: '/v1/reference' })).statusCode, 301);
+  });
+
+  test('every operation carries its example in curl and in the SDK', async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const create = document.paths['/v1/crm/contacts'].post['x-codeSamples'];
+    assert.deepEqual(
+      create.map((s: any) => s.label),
+      ['curl', 'SDK'],
+    );
+    assert.match(create[0].source, /^curl -X POST '.*\/v1\/crm\/contacts'/);
+    assert.match(create[1].source, /await client\.crm\.contacts\.create\(/);
+    const retrieve = document.paths['/v1/crm/contacts/{id}'].get['x-codeSamples'][1].source;
+    assert.match(retrieve, /const contact = await client\.crm\.contacts\.retrieve\('<id>'\)/);
+    for (const item of Object.values<Record<string, any>>(document.paths))
+      for (const operation of Object.values<any>(item)) assert.equal(operation['x-codeSamples']?.length, 2);
   });
 });
