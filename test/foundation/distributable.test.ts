@@ -11,7 +11,7 @@ import { createTestDatabase } from '../helpers.ts';
  */
 
 /** The tenant column of a tenant table: `org_id`, except for the tenants themselves. */
-const TENANT_COLUMN: Record<string, string> = { orgs: 'id' };
+const TENANT_COLUMN = new Map([['orgs', 'id']]);
 const KIND = /^(tenant|reference|local): \S/;
 
 interface Table {
@@ -36,7 +36,7 @@ async function readTables(client: pg.Client): Promise<Map<string, Table>> {
 }
 
 function tenantColumn(table: Table): string | undefined {
-  const name = TENANT_COLUMN[table.name] ?? 'org_id';
+  const name = TENANT_COLUMN.get(table.name) ?? 'org_id';
   return [...table.columns.values()].includes(name) ? name : undefined;
 }
 
