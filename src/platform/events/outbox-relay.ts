@@ -102,12 +102,12 @@ export async function relayEvents(
       await trx
         .updateTable('events')
         .set({ dispatched_at: new Date() })
-        .where((eb) =>
-          eb(
-            eb.refTuple('org_id', 'id'),
-            'in',
-            done.map((row) => eb.tuple(row.org_id, row.id)),
-          ),
+        // Two arrays, not (org_id, id) pairs: one scan of the primary key, and ids are unique across orgs.
+        .where('org_id', 'in', [...new Set(done.map((row) => row.org_id))])
+        .where(
+          'id',
+          'in',
+          done.map((row) => row.id),
         )
         .execute();
     for (const { row, error } of failed) await recordFailure(trx, row, error, policy);
