@@ -270,7 +270,7 @@ export function insertCall(trx: Trx, row: Insertable<CallsTable>, unique: 'provi
     .onConflict((conflict) =>
       (unique === 'cause'
         ? conflict.columns(['org_id', 'cause_key'])
-        : conflict.columns(['provider', 'provider_call_id'])
+        : conflict.columns(['org_id', 'provider', 'provider_call_id'])
       ).doNothing(),
     )
     .returningAll()
@@ -329,7 +329,7 @@ export async function insertTranscript(trx: Trx, call: CallRow, turns: Transcrip
         start_time_seconds: turn.start_time_seconds,
       })),
     )
-    .onConflict((conflict) => conflict.columns(['call_id', 'position']).doNothing())
+    .onConflict((conflict) => conflict.columns(['org_id', 'call_id', 'position']).doNothing())
     .execute();
 }
 
@@ -342,8 +342,8 @@ export async function claimDuePlacements(db: Db, leaseMs: number, limit: number)
   const { rows } = await sql<CallRow>`
     UPDATE calls SET place_after = now() + ${leaseMs} * interval '1 millisecond',
                      placement_attempts = placement_attempts + 1
-    WHERE id IN (
-      SELECT id FROM calls WHERE placement_state = 'pending' AND place_after <= now()
+    WHERE (org_id, id) IN (
+      SELECT org_id, id FROM calls WHERE placement_state = 'pending' AND place_after <= now()
       ORDER BY place_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING *`.execute(db);
   return rows;

@@ -249,13 +249,13 @@ export async function claimDueDocuments(
     SET status = 'processing', attempts = d.attempts + 1, updated_at = now(),
         due_at = now() + make_interval(secs => ${leaseMs / 1000})
     FROM (
-      SELECT id FROM kb_documents
+      SELECT org_id, id FROM kb_documents
       WHERE status IN ('pending', 'processing') AND deleted_at IS NULL AND due_at <= now()
       ORDER BY due_at
       LIMIT ${batch}
       FOR UPDATE SKIP LOCKED
     ) due
-    WHERE d.id = due.id
+    WHERE d.org_id = due.org_id AND d.id = due.id
     RETURNING d.*`.execute(db);
   return rows;
 }
@@ -385,7 +385,7 @@ export async function searchChunks(
       SELECT c.document_id, c.chunk_index, c.content, ts_rank_cd(c.tsv, query.tsq) AS score, query.tsq
       FROM kb_chunks c
       CROSS JOIN query
-      JOIN kb_documents d ON d.id = c.document_id
+      JOIN kb_documents d ON d.org_id = c.org_id AND d.id = c.document_id
       WHERE c.org_id = ${tenant.orgId} AND c.client_id = ${tenant.clientId} AND c.kb_id = ${kbId}
         AND c.tsv @@ query.tsq
         AND d.status = 'ready' AND d.deleted_at IS NULL
@@ -395,7 +395,7 @@ export async function searchChunks(
     SELECT best.document_id, d.title, best.chunk_index, best.score::float8 AS score,
            ts_headline('english', best.content, best.tsq,
                        'StartSel="", StopSel="", MaxWords=40, MinWords=15, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "') AS snippet
-    FROM best JOIN kb_documents d ON d.id = best.document_id
+    FROM best JOIN kb_documents d ON d.org_id = ${tenant.orgId} AND d.id = best.document_id
     ORDER BY best.score DESC, best.document_id, best.chunk_index`.execute(db);
   return rows;
 }

@@ -173,7 +173,7 @@ export async function insertMembers(
       INSERT INTO crm_list_members (list_id, org_id, client_id, entity_type, entity_id)
       SELECT ${listId}::uuid, ${tenant.orgId}::uuid, ${tenant.clientId}::uuid, ${entityType}::text, id
       FROM unnest(${ids}::uuid[]) AS id
-      ON CONFLICT (list_id, entity_id) DO NOTHING
+      ON CONFLICT (org_id, list_id, entity_id) DO NOTHING
       RETURNING entity_id
     )
     SELECT count(*)::int AS added FROM added`.execute(trx);

@@ -119,7 +119,7 @@ export function insertInboundMessage(trx: Trx, row: Insertable<SmsMessagesTable>
   return trx
     .insertInto('sms_messages')
     .values(row)
-    .onConflict((conflict) => conflict.columns(['provider', 'provider_message_id']).doNothing())
+    .onConflict((conflict) => conflict.columns(['org_id', 'provider', 'provider_message_id']).doNothing())
     .returningAll()
     .executeTakeFirst();
 }
@@ -174,8 +174,8 @@ export async function claimDueSends(db: Executor, leaseMs: number, limit: number
     UPDATE sms_messages SET send_after = now() + ${leaseMs} * interval '1 millisecond',
                             send_attempts = send_attempts + 1,
                             status = CASE WHEN status = 'queued' THEN 'sending' ELSE status END
-    WHERE id IN (
-      SELECT id FROM sms_messages WHERE send_state = 'pending' AND send_after <= now()
+    WHERE (org_id, id) IN (
+      SELECT org_id, id FROM sms_messages WHERE send_state = 'pending' AND send_after <= now()
       ORDER BY send_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING *`.execute(db);
   return rows;
@@ -188,8 +188,8 @@ export async function claimDueSends(db: Executor, leaseMs: number, limit: number
 export async function expireUnconfirmedSends(db: Executor, limit: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     UPDATE sms_messages SET send_state = 'done', send_after = NULL
-    WHERE id IN (
-      SELECT id FROM sms_messages WHERE send_state = 'unconfirmed' AND send_after <= now()
+    WHERE (org_id, id) IN (
+      SELECT org_id, id FROM sms_messages WHERE send_state = 'unconfirmed' AND send_after <= now()
       LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING id`.execute(db);
   return rows.map((row) => row.id);
@@ -203,8 +203,8 @@ export async function claimDueReports(
 ): Promise<{ id: string; report: unknown }[]> {
   const { rows } = await sql<{ id: string; report: unknown }>`
     UPDATE sms_messages SET report_after = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE id IN (
-      SELECT id FROM sms_messages WHERE report_after IS NOT NULL AND report_after <= now()
+    WHERE (org_id, id) IN (
+      SELECT org_id, id FROM sms_messages WHERE report_after IS NOT NULL AND report_after <= now()
       ORDER BY report_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
     RETURNING id, report`.execute(db);
   return rows;

@@ -7,6 +7,7 @@ import type { PageRequest } from '../../platform/http/pagination.ts';
 declare module '../../platform/db/schema.ts' {
   interface Database {
     phone_numbers: PhoneNumbersTable;
+    phone_number_holders: PhoneNumberHoldersTable;
   }
 }
 
@@ -14,7 +15,7 @@ export interface PhoneNumbersTable {
   id: string;
   org_id: string;
   client_id: string;
-  /** E.164; unique across all orgs. */
+  /** E.164; unique across all orgs (through `phone_number_holders`). */
   number: string;
   label: string | null;
   /** The agent that answers calls to the number: one of its client's. */
@@ -22,25 +23,47 @@ export interface PhoneNumbersTable {
   created_at: Generated<Date>;
 }
 
+/** A local table of the coordinator: which org holds a number, for traffic that names a number and no tenant. */
+export interface PhoneNumberHoldersTable {
+  number: string;
+  org_id: string;
+  phone_number_id: string;
+}
+
 export type PhoneNumberRow = Selectable<PhoneNumbersTable>;
 
 /** Inserts the number, or returns undefined when any org holds it already. */
-export function insertNumberUnlessTaken(trx: Trx, row: Insertable<PhoneNumbersTable>) {
-  return trx
-    .insertInto('phone_numbers')
-    .values(row)
+export async function insertNumberUnlessTaken(trx: Trx, row: Insertable<PhoneNumbersTable> & { id: string }) {
+  const held = await trx
+    .insertInto('phone_number_holders')
+    .values({ number: row.number, org_id: row.org_id, phone_number_id: row.id })
     .onConflict((conflict) => conflict.column('number').doNothing())
-    .returningAll()
+    .returning('number')
     .executeTakeFirst();
+  if (!held) return undefined;
+  return trx.insertInto('phone_numbers').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export function deleteNumber(trx: Trx, id: string) {
-  return trx.deleteFrom('phone_numbers').where('id', '=', id).returning('id').executeTakeFirst();
+/** Deletes the number and frees it for any org; undefined when there is no such number. */
+export async function deleteNumber(trx: Trx, id: string) {
+  const row = await trx
+    .deleteFrom('phone_numbers')
+    .where('id', '=', id)
+    .returning(['id', 'number'])
+    .executeTakeFirst();
+  if (row) await trx.deleteFrom('phone_number_holders').where('number', '=', row.number).execute();
+  return row;
 }
 
 /** The number's holder, whichever org it is: inbound traffic is routed by the number alone. */
 const byNumber = prepare((db, p: { number: string }) =>
-  db.selectFrom('phone_numbers').selectAll().where('number', '=', p.number),
+  db
+    .selectFrom('phone_number_holders as h')
+    .innerJoin('phone_numbers as n', (join) =>
+      join.onRef('n.org_id', '=', 'h.org_id').onRef('n.id', '=', 'h.phone_number_id'),
+    )
+    .selectAll('n')
+    .where('h.number', '=', p.number),
 );
 
 export async function findByNumber(db: Executor, number: string) {

@@ -52,7 +52,9 @@ function pipelinesOf(db: Executor, tenant: TenantScope) {
 export function findDefaultStart(db: Executor, tenant: TenantScope) {
   return db
     .selectFrom('pipelines as p')
-    .innerJoin('pipeline_stages as s', 's.pipeline_id', 'p.id')
+    .innerJoin('pipeline_stages as s', (join) =>
+      join.onRef('s.org_id', '=', 'p.org_id').onRef('s.pipeline_id', '=', 'p.id'),
+    )
     .select(['p.id as pipeline_id', 's.id as stage_id'])
     .where('p.org_id', '=', tenant.orgId)
     .where('p.client_id', '=', tenant.clientId)

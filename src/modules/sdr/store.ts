@@ -228,7 +228,7 @@ export async function insertProspects(trx: Trx, rows: Insertable<SdrProspectsTab
     const result = await trx
       .insertInto('sdr_prospects')
       .values(rows.slice(i, i + 1000))
-      .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
+      .onConflict((oc) => oc.columns(['org_id', 'campaign_id', 'contact_id']).doNothing())
       .executeTakeFirst();
     added += Number(result.numInsertedOrUpdatedRows ?? 0);
   }

@@ -171,7 +171,7 @@ export function insertEnrollmentUnlessActive(trx: Trx, row: Insertable<Enrollmen
     .insertInto('sequence_enrollments')
     .values(row)
     .onConflict((conflict) =>
-      conflict.columns(['sequence_id', 'contact_id']).where('status', '=', 'active').doNothing(),
+      conflict.columns(['org_id', 'sequence_id', 'contact_id']).where('status', '=', 'active').doNothing(),
     )
     .returningAll()
     .executeTakeFirst();
@@ -314,9 +314,9 @@ export async function claimDueEnrollments(
   const { rows } = await sql<ClaimedEnrollment>`
     UPDATE sequence_enrollments e
     SET claimed_until = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE e.id IN (
-      SELECT d.id FROM sequence_enrollments d
-      JOIN sequences s ON s.id = d.sequence_id AND s.status = 'active'
+    WHERE (e.org_id, e.id) IN (
+      SELECT d.org_id, d.id FROM sequence_enrollments d
+      JOIN sequences s ON s.org_id = d.org_id AND s.id = d.sequence_id AND s.status = 'active'
       WHERE d.status = 'active' AND d.next_run_at <= now()
         AND (d.claimed_until IS NULL OR d.claimed_until < now())
       ORDER BY d.next_run_at
@@ -330,7 +330,9 @@ export async function claimDueEnrollments(
 export function lockClaimedEnrollment(trx: Trx, id: string) {
   return trx
     .selectFrom('sequence_enrollments as e')
-    .innerJoin('sequences as s', 's.id', 'e.sequence_id')
+    .innerJoin('sequences as s', (join) =>
+      join.onRef('s.org_id', '=', 'e.org_id').onRef('s.id', '=', 'e.sequence_id'),
+    )
     .selectAll('e')
     .select(['s.status as sequence_status', 's.steps', 's.name as sequence_name'])
     .where('e.id', '=', id)

@@ -63,8 +63,8 @@ const insertDeliveriesStatement = prepare(
       SELECT webhook_uuid_v7(), ${p.orgId}::uuid, s.id, ${p.eventId}::text, ${p.eventType}::text, e.created_at,
         CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
         CASE WHEN s.active THEN now() + ${ms(p.firstDelayMs)} END
-      FROM subscriptions s, (SELECT created_at FROM events WHERE id = ${p.eventId}::text) e
-      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      FROM subscriptions s, (SELECT created_at FROM events WHERE org_id = ${p.orgId}::uuid AND id = ${p.eventId}::text) e
+      ON CONFLICT (org_id, subscription_id, event_id) DO NOTHING
       RETURNING id, subscription_id, status
     ), skipped AS (
       INSERT INTO webhook_delivery_attempts
@@ -126,8 +126,8 @@ const claimDueStatement = prepare(
   (_db, p: { limit: number; leaseId: string; leaseMs: number }) => sql<ClaimedDelivery>`
     WITH ${ASYNC_COMMIT},
     due AS (
-      SELECT d.id FROM webhook_deliveries d
-      JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.active
+      SELECT d.org_id, d.id FROM webhook_deliveries d
+      JOIN webhook_subscriptions s ON s.org_id = d.org_id AND s.id = d.subscription_id AND s.active
       WHERE d.status = 'pending' AND d.next_attempt_at <= now()
         AND (d.lease_until IS NULL OR d.lease_until <= now())
       ORDER BY d.next_attempt_at
@@ -135,15 +135,15 @@ const claimDueStatement = prepare(
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d SET lease_id = ${p.leaseId}::uuid, lease_until = now() + ${ms(p.leaseMs)}
-      FROM due WHERE d.id = due.id
+      FROM due WHERE d.org_id = due.org_id AND d.id = due.id
       RETURNING d.*
     )
     SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
       e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
       c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
     FROM claimed c
-    JOIN webhook_subscriptions s ON s.id = c.subscription_id
-    JOIN events e ON e.id = c.event_id
+    JOIN webhook_subscriptions s ON s.org_id = c.org_id AND s.id = c.subscription_id
+    JOIN events e ON e.org_id = c.org_id AND e.id = c.event_id
     CROSS JOIN async_commit
     ORDER BY c.next_attempt_at`,
 );
@@ -190,6 +190,7 @@ const recordSuccessStatement = prepare(
   (
     _db,
     p: {
+      orgId: string;
       deliveryId: string;
       leaseId: string;
       attemptId: string;
@@ -206,7 +207,7 @@ const recordSuccessStatement = prepare(
         scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
         next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
         lease_id = NULL, lease_until = NULL, updated_at = now()
-      WHERE id = ${p.deliveryId}::uuid AND lease_id = ${p.leaseId}::uuid
+      WHERE org_id = ${p.orgId}::uuid AND id = ${p.deliveryId}::uuid AND lease_id = ${p.leaseId}::uuid
       RETURNING id, org_id, subscription_id, event_id, event_type
     ), log AS (
       INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type,
@@ -214,10 +215,10 @@ const recordSuccessStatement = prepare(
       SELECT ${p.attemptId}::uuid, org_id, subscription_id, id, event_id, event_type, ${p.attempt}::int,
         ${p.manual}::boolean, 'succeeded', ${p.responseStatus}::int, ${p.responseBody}::text, ${p.durationMs}::int
       FROM delivery
-      RETURNING subscription_id
+      RETURNING org_id, subscription_id
     ), reset AS (
       UPDATE webhook_subscriptions SET consecutive_failures = 0
-      WHERE id = (SELECT subscription_id FROM log) AND consecutive_failures <> 0
+      WHERE (org_id, id) = (SELECT org_id, subscription_id FROM log) AND consecutive_failures <> 0
     )
     SELECT count(*)::int AS recorded, (SELECT count(*) FROM async_commit) AS async_commit FROM log`,
 );
@@ -230,6 +231,7 @@ export async function recordSuccess(
   record: AttemptRecord,
 ): Promise<boolean> {
   const [row] = await recordSuccessStatement.run(db, {
+    orgId: delivery.org_id,
     deliveryId: delivery.id,
     leaseId,
     attemptId: record.id,
@@ -251,7 +253,7 @@ export interface SubscriptionHealth {
 /** Counts a failure against the subscription; at the threshold the circuit breaker disables it. */
 export async function countFailure(
   trx: Trx,
-  subscriptionId: string,
+  subscription: { org_id: string; id: string },
   threshold: number,
 ): Promise<SubscriptionHealth | undefined> {
   const { rows } = await sql<SubscriptionHealth>`
@@ -259,7 +261,7 @@ export async function countFailure(
       consecutive_failures = s.consecutive_failures + 1,
       active = s.active AND s.consecutive_failures + 1 < ${threshold},
       disabled_at = CASE WHEN s.active AND s.consecutive_failures + 1 >= ${threshold} THEN now() ELSE s.disabled_at END
-    WHERE s.id = ${subscriptionId}
+    WHERE s.org_id = ${subscription.org_id} AND s.id = ${subscription.id}
     -- The counter moves one at a time under the row lock: exactly one failure reaches the threshold.
     RETURNING s.active, s.consecutive_failures, (s.consecutive_failures = ${threshold} AND NOT s.active) AS just_disabled`.execute(
     trx,
@@ -284,7 +286,7 @@ export async function recordFailure(
           ELSE ${outcome.resumeAt}::timestamptz END,
         manual = false, resume_status = NULL, resume_at = NULL,
         lease_id = NULL, lease_until = NULL, updated_at = now()
-      WHERE id = ${delivery.id} AND lease_id = ${leaseId}
+      WHERE org_id = ${delivery.org_id} AND id = ${delivery.id} AND lease_id = ${leaseId}
       RETURNING id, status, next_attempt_at
     ), log AS (
       INSERT INTO webhook_delivery_attempts ${logColumns}
@@ -332,6 +334,7 @@ export async function skipPendingDeliveries(
       resume_at: null,
       updated_at: sql`now()`,
     })
+    .where('org_id', '=', subscription.org_id)
     .where(
       'id',
       'in',
@@ -401,7 +404,7 @@ export async function requeueWindow(
         AND event_created_at >= ${window.since} AND event_created_at < ${window.until}
         AND status IN ('failed', 'dead_letter', 'skipped')
     ) ordered
-    WHERE d.id = ordered.id`.execute(trx);
+    WHERE d.org_id = ${subscription.org_id} AND d.id = ordered.id`.execute(trx);
   return Number(result.numAffectedRows ?? 0);
 }
 
@@ -410,8 +413,8 @@ export async function deleteOldDeliveries(db: Db, retentionDays: number): Promis
   let total = 0;
   for (;;) {
     const result = await sql`
-      DELETE FROM webhook_deliveries WHERE id IN (
-        SELECT id FROM webhook_deliveries
+      DELETE FROM webhook_deliveries WHERE (org_id, id) IN (
+        SELECT org_id, id FROM webhook_deliveries
         WHERE created_at < now() - ${retentionDays}::int * interval '1 day' AND status <> 'pending'
         LIMIT 5000)`.execute(db);
     const deleted = Number(result.numAffectedRows ?? 0);

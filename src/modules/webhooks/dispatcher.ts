@@ -233,7 +233,11 @@ export class WebhookDispatcher {
   ): Promise<void> {
     const { config } = this.deps;
     const health = await inTransaction(this.deps.db, async (trx) => {
-      const counted = await countFailure(trx, delivery.subscription_id, config.webhookFailureThreshold);
+      const counted = await countFailure(
+        trx,
+        { org_id: delivery.org_id, id: delivery.subscription_id },
+        config.webhookFailureThreshold,
+      );
       if (!counted) throw new LeaseLost();
       const { outcome, status, note } = afterFailure(
         delivery,

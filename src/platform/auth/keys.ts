@@ -107,6 +107,7 @@ export class ApiKeyStore {
     this.db
       .updateTable('api_keys')
       .set({ last_used_at: new Date(now) })
+      .where('org_id', '=', row.org_id)
       .where('id', '=', row.id)
       .execute()
       .catch(() => this.lastUsedWrites.delete(row.id));

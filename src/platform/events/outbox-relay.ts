@@ -78,7 +78,7 @@ export async function relayEvents(
       .execute();
     if (rows.length === 0) return 0;
 
-    const done: string[] = [];
+    const done: { org_id: string; id: string }[] = [];
     const failed: { row: (typeof rows)[number]; error: unknown }[] = [];
     for (let start = 0; start < rows.length; start += PARALLEL) {
       await Promise.all(
@@ -87,7 +87,7 @@ export async function relayEvents(
           try {
             for (const consume of consumers)
               await consume(db, event, { orgId: row.org_id, clientId: row.client_id });
-            done.push(row.id);
+            done.push(row);
           } catch (error) {
             failed.push({ row, error });
           }
@@ -99,7 +99,17 @@ export async function relayEvents(
     const outage = failed.find(({ error }) => isDatabaseUnavailable(error));
     if (outage) throw outage.error;
     if (done.length > 0)
-      await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', 'in', done).execute();
+      await trx
+        .updateTable('events')
+        .set({ dispatched_at: new Date() })
+        // Two arrays, not (org_id, id) pairs: one scan of the primary key, and ids are unique across orgs.
+        .where('org_id', 'in', [...new Set(done.map((row) => row.org_id))])
+        .where(
+          'id',
+          'in',
+          done.map((row) => row.id),
+        )
+        .execute();
     for (const { row, error } of failed) await recordFailure(trx, row, error, policy);
     return rows.length;
   });
@@ -126,6 +136,7 @@ async function recordFailure(
         : sql<Date>`now() + ${`${relayBackoffMs(policy, attempt)} milliseconds`}::interval`,
       relay_dead_at: dead ? new Date() : null,
     })
+    .where('org_id', '=', row.org_id)
     .where('id', '=', row.id)
     .execute();
   relayFailures.inc({ outcome: dead ? 'dead' : 'retry' });
