@@ -102,8 +102,6 @@ CREATE INDEX kb_documents_id ON kb_documents (id);
 CREATE INDEX sequence_enrollments_id ON sequence_enrollments (id);
 CREATE INDEX sdr_campaigns_id ON sdr_campaigns (id);
 CREATE INDEX sdr_prospects_id ON sdr_prospects (id);
--- The portal overview's index on sms_messages (org_id, id) (migration 0960, where present) is the new primary key.
-DROP INDEX IF EXISTS sms_messages_org_recent;
 
 -- 3. Unique constraints and indexes: org_id in each, or the platform-wide guarantee moves to a local table.
 
