@@ -412,6 +412,36 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     assert.ok(actions.includes('user.removed'));
   });
 
+  test('an invited owner does not count: demoting the last active owner is 409 last_owner', async () => {
+    const org = await createTenant(t.app);
+    const owner = await activeUser('owner', org.orgId);
+    const admin = await activeUser('admin', org.orgId);
+    const invited = email();
+    await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, org.orgId, { email: invited, role: 'owner' }, operator),
+    );
+    const byAdmin = userAudit(admin.user, '127.0.0.1');
+    await assert.rejects(
+      inTransaction(db(), (trx) => changeRole(trx, org.orgId, owner.user.id, 'member', operator)),
+      { statusCode: 409, code: 'last_owner' },
+    );
+    await assert.rejects(
+      inTransaction(db(), (trx) => removeUser(trx, org.orgId, owner.user.id, operator)),
+      { statusCode: 409, code: 'last_owner' },
+    );
+    // Re-inviting the invited owner as an admin leaves the active owner in place.
+    await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, byAdmin),
+    ).catch(() => undefined);
+    const owners = (await listUsers(db(), org.orgId, { limit: 10 })).filter(
+      (user) => user.role === 'owner' && user.status === 'active',
+    );
+    assert.deepEqual(
+      owners.map((user) => user.id),
+      [owner.user.id],
+    );
+  });
+
   test('a reset link is emailed once a minute at most, however often it is asked for', async () => {
     const user = await activeUser('member');
     for (let i = 0; i < 3; i++)

@@ -173,6 +173,7 @@ export class Accounts {
       // Inviting again someone who has not accepted yet sends a fresh link; anyone else holds the email.
       if (holder?.org_id !== orgId || holder.status !== 'invited')
         throw errors.conflict('email_in_use', `A user with the email ${email} exists already.`, { email });
+      // The holder is invited, so not an active owner: changing their role leaves the active owners as they are.
       user =
         holder.role === input.role && holder.client_id === clientId
           ? holder
@@ -398,7 +399,20 @@ export async function getUser(db: Executor, orgId: string, userId: string) {
 }
 
 const lastOwner = () =>
-  errors.conflict('last_owner', 'This is the last owner of the org: make another user owner first.');
+  errors.conflict(
+    'last_owner',
+    'This is the last owner of the org (an invited owner counts once they accept): make another user owner first.',
+  );
+
+/**
+ * Whether changing or removing this user would leave the org without an active owner. Only active owners
+ * count: an invited owner may never accept, and a re-invitation may change their role.
+ */
+function isLastActiveOwner(user: UserRow, activeOwners: { id: string }[]): boolean {
+  return (
+    user.role === 'owner' && user.status === 'active' && activeOwners.every((owner) => owner.id === user.id)
+  );
+}
 
 /**
  * Changes an agency user's role among owner, admin and member; 409 `last_owner` when it would leave the org
@@ -413,12 +427,12 @@ export async function changeRole(
 ) {
   if (!AGENCY_ROLES.includes(role))
     throw errors.invalidField('role', 'must be owner, admin or member: a client user is invited as one');
-  const owners = await store.lockOwners(trx, orgId);
+  const owners = await store.lockActiveOwners(trx, orgId);
   const user = await store.findUser(trx, orgId, userId);
   if (!user) throw errors.notFound('User', userId);
   if (user.role === 'client') throw errors.invalidField('role', 'of a client user cannot change');
   if (user.role === role) return publicUser(user);
-  if (user.role === 'owner' && owners.length <= 1) throw lastOwner();
+  if (isLastActiveOwner(user, owners)) throw lastOwner();
   const updated = await store.updateUser(trx, orgId, userId, { role });
   await recordAudit(trx, orgId, {
     ...audit,
@@ -436,10 +450,10 @@ export async function removeUser(
   userId: string,
   audit: AuditContext,
 ): Promise<void> {
-  const owners = await store.lockOwners(trx, orgId);
+  const owners = await store.lockActiveOwners(trx, orgId);
   const user = await store.findUser(trx, orgId, userId);
   if (!user) throw errors.notFound('User', userId);
-  if (user.role === 'owner' && owners.length <= 1) throw lastOwner();
+  if (isLastActiveOwner(user, owners)) throw lastOwner();
   await store.deleteUser(trx, user);
   await recordAudit(trx, orgId, {
     ...audit,
