@@ -429,10 +429,16 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
       inTransaction(db(), (trx) => removeUser(trx, org.orgId, owner.user.id, operator)),
       { statusCode: 409, code: 'last_owner' },
     );
-    // Re-inviting the invited owner as an admin leaves the active owner in place.
+    // Only an owner may change an invited owner's role; the re-invitation leaves the active owner in place.
+    await assert.rejects(
+      inTransaction(db(), (trx) =>
+        people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, byAdmin),
+      ),
+      { statusCode: 403, code: 'forbidden' },
+    );
     await inTransaction(db(), (trx) =>
-      people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, byAdmin),
-    ).catch(() => undefined);
+      people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, userAudit(owner.user, null)),
+    );
     const owners = (await listUsers(db(), org.orgId, { limit: 10 })).filter(
       (user) => user.role === 'owner' && user.status === 'active',
     );

@@ -163,6 +163,7 @@ export class Accounts {
     } else if (clientId) {
       throw errors.invalidField('client_id', `is only accepted for client users, not ${input.role}s`);
     }
+    if (input.role === 'owner') await requireOwner(trx, orgId, audit, 'invite an owner');
 
     const id = newId();
     let user: UserRow;
@@ -173,11 +174,13 @@ export class Accounts {
       // Inviting again someone who has not accepted yet sends a fresh link; anyone else holds the email.
       if (holder?.org_id !== orgId || holder.status !== 'invited')
         throw errors.conflict('email_in_use', `A user with the email ${email} exists already.`, { email });
+      const changes = holder.role !== input.role || holder.client_id !== clientId;
+      if (changes && holder.role === 'owner')
+        await requireOwner(trx, orgId, audit, 'change the role of an invited owner');
       // The holder is invited, so not an active owner: changing their role leaves the active owners as they are.
-      user =
-        holder.role === input.role && holder.client_id === clientId
-          ? holder
-          : await store.updateUser(trx, orgId, holder.id, { role: input.role, client_id: clientId });
+      user = changes
+        ? await store.updateUser(trx, orgId, holder.id, { role: input.role, client_id: clientId })
+        : holder;
       await store.deleteTokens(trx, user, 'invitation');
     }
     const inviteUrl = await this.issueLink(trx, user, 'invitation');
@@ -405,6 +408,16 @@ const lastOwner = () =>
   );
 
 /**
+ * Owners are above admins: only an owner may grant the owner role, or change or remove an owner. 403
+ * `forbidden` when the actor is not an owner; the operator (admin API) may do anything.
+ */
+async function requireOwner(db: Executor, orgId: string, audit: AuditContext, what: string): Promise<void> {
+  if (audit.actor.type === 'operator') return;
+  const actor = audit.actor.id ? await store.findUser(db, orgId, audit.actor.id) : undefined;
+  if (actor?.role !== 'owner') throw errors.forbidden(`Only an owner may ${what}.`);
+}
+
+/**
  * Whether changing or removing this user would leave the org without an active owner. Only active owners
  * count: an invited owner may never accept, and a re-invitation may change their role.
  */
@@ -432,6 +445,8 @@ export async function changeRole(
   if (!user) throw errors.notFound('User', userId);
   if (user.role === 'client') throw errors.invalidField('role', 'of a client user cannot change');
   if (user.role === role) return publicUser(user);
+  if (role === 'owner') await requireOwner(trx, orgId, audit, 'make someone an owner');
+  if (user.role === 'owner') await requireOwner(trx, orgId, audit, 'change the role of an owner');
   if (isLastActiveOwner(user, owners)) throw lastOwner();
   const updated = await store.updateUser(trx, orgId, userId, { role });
   await recordAudit(trx, orgId, {
@@ -453,6 +468,7 @@ export async function removeUser(
   const owners = await store.lockActiveOwners(trx, orgId);
   const user = await store.findUser(trx, orgId, userId);
   if (!user) throw errors.notFound('User', userId);
+  if (user.role === 'owner') await requireOwner(trx, orgId, audit, 'remove an owner');
   if (isLastActiveOwner(user, owners)) throw lastOwner();
   await store.deleteUser(trx, user);
   await recordAudit(trx, orgId, {
