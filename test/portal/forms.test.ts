@@ -87,6 +87,19 @@ describe('portal forms without a browser', () => {
         .executeTakeFirstOrThrow()
     ).role;
 
+  test('the invitation and reset pages open, and their tokens stay out of the service log', async () => {
+    const { invite_url } = await adminCall(t.app, 'POST', `/orgs/${orgId}/users`, {
+      email: email(),
+      role: 'member',
+    });
+    const visitor = new Visitor(t.app);
+    const invitation = await visitor.get(new URL(invite_url).pathname);
+    assert.equal(invitation.statusCode, 200);
+    const reset = await visitor.get(`/portal/reset/${'r'.repeat(43)}`);
+    assert.ok([200, 404].includes(reset.statusCode), String(reset.statusCode));
+    // `npm test` scans the service log (at debug level) for these tokens: see test/log-scan.ts.
+  });
+
   test('owners are above admins: an admin cannot grant, change or remove an owner (403 on the team page)', async () => {
     const owner = await signedIn('owner');
     const admin = await signedIn('admin');
