@@ -252,6 +252,40 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
   });
 
+  test('wrong current passwords are throttled like failed sign-ins: a stolen session cannot guess on', async () => {
+    const user = await activeUser('member');
+    const change = (current: string) =>
+      inTransaction(db(), (trx) =>
+        people().changePassword(
+          trx,
+          { org_id: tenant.orgId, id: user.user.id },
+          current,
+          'another passphrase',
+          user.session.id,
+          { ip: `${RUN}.21` },
+        ),
+      ).then(
+        () => 200,
+        (error) => error.statusCode,
+      );
+    assert.deepEqual(
+      [await change('guess number 1'), await change('guess number 2'), await change('guess number 3')],
+      [400, 400, 400],
+    );
+    assert.equal(await change('guess number 4'), 429);
+    assert.equal(await change(PASSWORD), 429);
+    // The email's sign-ins are held back too.
+    assert.equal(
+      await people()
+        .signIn(db(), { email: user.email, password: PASSWORD }, { ip: `${RUN}.22` })
+        .then(
+          () => 200,
+          (error) => error.statusCode,
+        ),
+      429,
+    );
+  });
+
   test('sessions end when idle past PORTAL_SESSION_IDLE or past PORTAL_SESSION_MAX; use slides the idle clock', async () => {
     const user = await activeUser('member');
     const token = user.session.token;

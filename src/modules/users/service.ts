@@ -302,7 +302,8 @@ export class Accounts {
   }
 
   /**
-   * Changes the signed-in user's password: 400 naming `current_password` when it is wrong. Every other
+   * Changes the signed-in user's password: 400 naming `current_password` when it is wrong; wrong ones
+   * are throttled with the email's failed sign-ins (429 `rate_limited`). Every other
    * session of the user ends; `keepSessionId` (the one making the change) stays.
    */
   async changePassword(
@@ -315,8 +316,18 @@ export class Accounts {
   ): Promise<void> {
     checkPassword(next, 'new_password');
     const row = await store.findUser(trx, user.org_id, user.id);
-    if (!row || !(await verifyPassword(row.password_hash, current)))
-      throw errors.invalidField('current_password', 'is not your current password');
+    if (!row) throw errors.notFound('User', user.id);
+    // Wrong current passwords count with the email's failed sign-ins: a stolen session cannot guess on.
+    try {
+      await this.failuresByEmail.guardKey(row.email, async () => {
+        if (!(await verifyPassword(row.password_hash, current)))
+          throw errors.unauthorized('The current password is not right.');
+      });
+    } catch (error) {
+      if (error instanceof ApiError && error.statusCode === 401)
+        throw errors.invalidField('current_password', 'is not your current password');
+      throw error;
+    }
     await this.setPassword(trx, row, next, keepSessionId, meta.ip);
   }
 
