@@ -100,6 +100,34 @@ describe('portal forms without a browser', () => {
     // `npm test` scans the service log (at debug level) for these tokens: see test/log-scan.ts.
   });
 
+  test('sign-in goes to a printable portal path named by next, anywhere else to the overview', async () => {
+    const { email: address } = await signedIn('member');
+    const signIn = (next: string) =>
+      new Visitor(t.app).post(
+        '/portal/sign-in',
+        { email: address, password: PASSWORD, next },
+        '/portal/sign-in',
+      );
+    const cases: Array<[string, string]> = [
+      ['/portal/team?after=x', '/portal/team?after=x'],
+      ['/portal?notice=x', '/portal?notice=x'],
+      ['/portal/caf\u00e9', '/portal'],
+      ['/portal/a\u0001b', '/portal'],
+      ['/portal/a b', '/portal'],
+      ['/portal/x\u2028y', '/portal'],
+      ['//evil.test/portal', '/portal'],
+      ['/portal//evil.test', '/portal'],
+      ['/portal/\\evil.test', '/portal'],
+      ['https://evil.test/portal', '/portal'],
+      ['/portalx', '/portal'],
+    ];
+    for (const [next, location] of cases) {
+      const response = await signIn(next);
+      assert.equal(response.statusCode, 303, `${JSON.stringify(next)}: ${response.body.slice(0, 200)}`);
+      assert.equal(response.headers.location, location, JSON.stringify(next));
+    }
+  });
+
   test('owners are above admins: an admin cannot grant, change or remove an owner (403 on the team page)', async () => {
     const owner = await signedIn('owner');
     const admin = await signedIn('admin');
