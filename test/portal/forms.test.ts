@@ -128,6 +128,30 @@ describe('portal forms without a browser', () => {
     }
   });
 
+  test('hand-edited input is refused or ignored, never a 500: a cursor that is no UUID, an unknown role', async () => {
+    const owner = await signedIn('owner');
+    const cursor = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
+    for (const path of [
+      '/portal/team',
+      '/portal/audit',
+      '/portal/clients',
+      '/portal/keys',
+      '/portal/webhooks',
+    ]) {
+      for (const after of [cursor(['not-a-uuid']), cursor([1]), cursor([]), 'junk']) {
+        const page = await owner.visitor.get(`${path}?after=${after}`);
+        assert.equal(page.statusCode, 200, `${path}?after=${after}`);
+      }
+    }
+    const invite = await owner.visitor.post(
+      '/portal/team',
+      { email: email(), role: 'superuser' },
+      '/portal/team',
+    );
+    assert.equal(invite.statusCode, 400);
+    assert.match(invite.body, /Must be one of owner, admin, member, client/);
+  });
+
   test('owners are above admins: an admin cannot grant, change or remove an owner (403 on the team page)', async () => {
     const owner = await signedIn('owner');
     const admin = await signedIn('admin');

@@ -69,6 +69,7 @@ export interface ResolvedSession {
 }
 
 export const AGENCY_ROLES: readonly UserRole[] = ['owner', 'admin', 'member'];
+const USER_ROLES: readonly UserRole[] = [...AGENCY_ROLES, 'client'];
 
 const ROLE_NAMES: Record<UserRole, string> = {
   owner: 'an owner',
@@ -156,6 +157,8 @@ export class Accounts {
   ): Promise<{ user: PublicUser; inviteUrl: string }> {
     const email = normalizeEmail(input.email);
     const clientId = input.client_id ?? null;
+    if (!USER_ROLES.includes(input.role))
+      throw errors.invalidField('role', `must be one of ${USER_ROLES.join(', ')}`);
     const org = await getOrg(trx, orgId);
     if (input.role === 'client') {
       if (!clientId) throw errors.invalidField('client_id', 'is required for a client user');
