@@ -165,6 +165,21 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     assert.equal(accepted.user.status, 'active');
   });
 
+  test('a password is measured in characters both when set and when checked: 1024 emoji sign in', async () => {
+    const address = email();
+    const { inviteUrl } = await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, tenant.orgId, { email: address, role: 'member' }, operator),
+    );
+    const long = '\u{1F511}'.repeat(1024);
+    await inTransaction(db(), (trx) => people().acceptInvitation(trx, tokenOf(inviteUrl), long, meta));
+    const signedIn = await people().signIn(db(), { email: address, password: long }, { ip: `${RUN}.31` });
+    assert.equal(signedIn.user.email, address);
+    await assert.rejects(
+      inTransaction(db(), (trx) => people().acceptInvitation(trx, tokenOf(inviteUrl), `${long}x`, meta)),
+      (error: any) => error.details.fields[0].field === 'password',
+    );
+  });
+
   test('sign-in: one message for a wrong email or password; the session resolves to the tenant; sign-out ends it', async () => {
     const user = await activeUser('member');
     const wrongPassword = people().signIn(
