@@ -152,6 +152,26 @@ describe('portal forms without a browser', () => {
     assert.match(invite.body, /Must be one of owner, admin, member, client/);
   });
 
+  test('a POST-only address opened with GET (a reload after Rotate secret) goes to its page, not a 404', async () => {
+    const owner = await signedIn('owner');
+    const id = '01a21d0a-a944-7095-8bf9-752878e54f38';
+    const client = '01a21d0a-a5c0-7618-a9bd-5afa676772bd';
+    const cases: Array<[string, string]> = [
+      [`/portal/webhooks/${id}/rotate`, `/portal/webhooks/${id}`],
+      [`/portal/clients/${client}/webhooks/${id}/rotate`, `/portal/clients/${client}/webhooks/${id}`],
+      [`/portal/webhooks/${id}/recover`, `/portal/webhooks/${id}`],
+      [`/portal/webhooks/${id}/deliveries/${client}/retry`, `/portal/webhooks/${id}`],
+      [`/portal/keys/${id}/revoke`, '/portal/keys'],
+      [`/portal/team/${id}/role`, '/portal/team'],
+      ['/portal/account/password', '/portal/account'],
+    ];
+    for (const [path, page] of cases) {
+      const response = await owner.visitor.get(path);
+      assert.equal(response.statusCode, 303, path);
+      assert.equal(response.headers.location, page, path);
+    }
+  });
+
   test('owners are above admins: an admin cannot grant, change or remove an owner (403 on the team page)', async () => {
     const owner = await signedIn('owner');
     const admin = await signedIn('admin');
