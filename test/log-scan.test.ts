@@ -12,10 +12,12 @@ test('the log scan finds a key, a webhook secret and the admin token, and passes
   assert.deepEqual((await scanServiceLog(dir)).findings, []);
   await fs.writeFile(
     path.join(dir, '2.log'),
-    `{"headers":{"authorization":"Bearer ${key}"}}\n{"secret":"whsec_${'b'.repeat(43)}"}\n{"t":"test-admin-token"}\n`,
+    `{"headers":{"authorization":"Bearer ${key}"}}\n{"secret":"whsec_${'b'.repeat(43)}"}\n{"t":"test-admin-token"}\n` +
+      `{"url":"/portal/invitations/${'c'.repeat(43)}"}\n{"url":"/portal/reset/${'d'.repeat(43)}"}\n` +
+      '{"url":"/portal/reset/…"}\n',
   );
   const { findings } = await scanServiceLog(dir);
-  assert.equal(findings.length, 3);
+  assert.equal(findings.length, 5);
   assert.ok(
     findings.every((finding) => !finding.includes('a'.repeat(43))),
     'the finding masks the secret',

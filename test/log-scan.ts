@@ -3,13 +3,14 @@ import path from 'node:path';
 
 /**
  * What must never reach the service log (issue 17): an API key (its prefix and 43 characters), a
- * webhook signing secret, the test ADMIN_TOKEN. `npm test` scans the log of the whole suite with it:
+ * webhook signing secret, the test ADMIN_TOKEN, the token of a portal invitation or reset link. `npm test` scans the log of the whole suite with it:
  * every line an app under test logged, and the JSON (pino) lines of every service process started.
  */
 const PATTERNS: Array<[string, RegExp]> = [
   ['API key', /(?:gc_live_|cl_live_|sms_live_)[A-Za-z0-9_-]{43}/g],
   ['webhook secret', /whsec_[A-Za-z0-9_-]{16,}/g],
   ['admin token', /test-admin-token/g],
+  ['portal link token', /\/portal\/(?:invitations|reset)\/[A-Za-z0-9_-]{43}/g],
 ];
 
 /** The findings in the `.log` files of `dir`, each with its file and the kind, the secret masked. */

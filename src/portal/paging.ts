@@ -1,3 +1,4 @@
+import { isUuid } from '../platform/db/ids.ts';
 import { byId, type Keyset, type PageRequest } from '../platform/http/pagination.ts';
 
 export const PAGE_SIZE = 50;
@@ -16,7 +17,10 @@ export function pageAfter<Cursor = string>(
   if (given) {
     try {
       const key = JSON.parse(Buffer.from(given, 'base64url').toString('utf8'));
-      if (Array.isArray(key)) after = keyset.cursor(key);
+      // Every portal list's key ends with the row's UUID: a key without one is dropped (the first page),
+      // not handed to PostgreSQL to refuse as a 500.
+      const id = Array.isArray(key) ? key[key.length - 1] : undefined;
+      if (typeof id === 'string' && isUuid(id)) after = keyset.cursor(key);
     } catch {}
   }
   return { after, limit: PAGE_SIZE + 1 };

@@ -100,6 +100,13 @@ export function portalRoutes(pages: PortalPages): FastifyPluginAsync {
       return sendErrorPage(request, reply, status);
     });
 
+    const routes = { get: new Set<string>(), post: new Set<string>() };
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) {
+        if (method === 'GET') routes.get.add(route.url);
+        if (method === 'POST') routes.post.add(route.url);
+      }
+    });
     for (const page of pages.signedOut) await app.register(page);
     await app.register(async (signedIn: FastifyInstance) => {
       signedIn.addHook('onRequest', async (request, reply) => {
@@ -107,7 +114,32 @@ export function portalRoutes(pages: PortalPages): FastifyPluginAsync {
       });
       for (const page of pages.signedIn) await signedIn.register(page);
     });
+    redirectPostOnlyAddresses(app, routes);
   };
+}
+
+/**
+ * A form post's answer (a secret shown once, a refusal) is rendered at the post's address, and a
+ * reload or a return to it there is a GET: for every POST-only address (`/webhooks/:id/rotate`),
+ * a GET answers 303 to the nearest page above it (`/webhooks/:id`) instead of a 404; nothing is
+ * submitted again.
+ */
+function redirectPostOnlyAddresses(app: FastifyInstance, routes: { get: Set<string>; post: Set<string> }) {
+  for (const url of routes.post) {
+    if (routes.get.has(url)) continue;
+    const segments = url.split('/');
+    let target = '';
+    for (let end = segments.length - 1; end > 1 && !target; end--) {
+      const candidate = segments.slice(0, end).join('/');
+      if (routes.get.has(candidate)) target = candidate;
+    }
+    target ||= app.prefix;
+    app.get(url.slice(app.prefix.length), (request, reply) => {
+      const params = request.params as Record<string, string>;
+      const to = target.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+      return reply.redirect(to, 303);
+    });
+  }
 }
 
 /** A signed-out visitor of a signed-in page goes to the sign-in page, and back there after it. */

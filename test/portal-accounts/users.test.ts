@@ -165,6 +165,21 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     assert.equal(accepted.user.status, 'active');
   });
 
+  test('a password is measured in characters both when set and when checked: 1024 emoji sign in', async () => {
+    const address = email();
+    const { inviteUrl } = await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, tenant.orgId, { email: address, role: 'member' }, operator),
+    );
+    const long = '\u{1F511}'.repeat(1024);
+    await inTransaction(db(), (trx) => people().acceptInvitation(trx, tokenOf(inviteUrl), long, meta));
+    const signedIn = await people().signIn(db(), { email: address, password: long }, { ip: `${RUN}.31` });
+    assert.equal(signedIn.user.email, address);
+    await assert.rejects(
+      inTransaction(db(), (trx) => people().acceptInvitation(trx, tokenOf(inviteUrl), `${long}x`, meta)),
+      (error: any) => error.details.fields[0].field === 'password',
+    );
+  });
+
   test('sign-in: one message for a wrong email or password; the session resolves to the tenant; sign-out ends it', async () => {
     const user = await activeUser('member');
     const wrongPassword = people().signIn(
@@ -250,6 +265,40 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push(await guess(i));
     assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+  });
+
+  test('wrong current passwords are throttled like failed sign-ins: a stolen session cannot guess on', async () => {
+    const user = await activeUser('member');
+    const change = (current: string) =>
+      inTransaction(db(), (trx) =>
+        people().changePassword(
+          trx,
+          { org_id: tenant.orgId, id: user.user.id },
+          current,
+          'another passphrase',
+          user.session.id,
+          { ip: `${RUN}.21` },
+        ),
+      ).then(
+        () => 200,
+        (error) => error.statusCode,
+      );
+    assert.deepEqual(
+      [await change('guess number 1'), await change('guess number 2'), await change('guess number 3')],
+      [400, 400, 400],
+    );
+    assert.equal(await change('guess number 4'), 429);
+    assert.equal(await change(PASSWORD), 429);
+    // The email's sign-ins are held back too.
+    assert.equal(
+      await people()
+        .signIn(db(), { email: user.email, password: PASSWORD }, { ip: `${RUN}.22` })
+        .then(
+          () => 200,
+          (error) => error.statusCode,
+        ),
+      429,
+    );
   });
 
   test('sessions end when idle past PORTAL_SESSION_IDLE or past PORTAL_SESSION_MAX; use slides the idle clock', async () => {
@@ -410,6 +459,42 @@ describe('portal accounts: users, invitations, sessions, passwords', () => {
     const actions = (await listAudit(db(), org.orgId, { limit: 50 })).map((entry) => entry.action);
     assert.ok(actions.includes('user.role_changed'));
     assert.ok(actions.includes('user.removed'));
+  });
+
+  test('an invited owner does not count: demoting the last active owner is 409 last_owner', async () => {
+    const org = await createTenant(t.app);
+    const owner = await activeUser('owner', org.orgId);
+    const admin = await activeUser('admin', org.orgId);
+    const invited = email();
+    await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, org.orgId, { email: invited, role: 'owner' }, operator),
+    );
+    const byAdmin = userAudit(admin.user, '127.0.0.1');
+    await assert.rejects(
+      inTransaction(db(), (trx) => changeRole(trx, org.orgId, owner.user.id, 'member', operator)),
+      { statusCode: 409, code: 'last_owner' },
+    );
+    await assert.rejects(
+      inTransaction(db(), (trx) => removeUser(trx, org.orgId, owner.user.id, operator)),
+      { statusCode: 409, code: 'last_owner' },
+    );
+    // Only an owner may change an invited owner's role; the re-invitation leaves the active owner in place.
+    await assert.rejects(
+      inTransaction(db(), (trx) =>
+        people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, byAdmin),
+      ),
+      { statusCode: 403, code: 'forbidden' },
+    );
+    await inTransaction(db(), (trx) =>
+      people().inviteUser(trx, org.orgId, { email: invited, role: 'admin' }, userAudit(owner.user, null)),
+    );
+    const owners = (await listUsers(db(), org.orgId, { limit: 10 })).filter(
+      (user) => user.role === 'owner' && user.status === 'active',
+    );
+    assert.deepEqual(
+      owners.map((user) => user.id),
+      [owner.user.id],
+    );
   });
 
   test('a reset link is emailed once a minute at most, however often it is asked for', async () => {

@@ -9,9 +9,17 @@ const MAX_PASSWORD_LENGTH = 1024;
 /** OWASP's argon2id parameters (19 MiB, 2 passes, 1 lane): about 20 ms a hash on one core. */
 const ARGON2 = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
+/**
+ * A password's length in characters (code points), the one measure of setting and verifying it: an
+ * emoji is one character, not two UTF-16 units. Past twice the maximum in units it is too long anyway.
+ */
+function passwordLength(password: string): number {
+  return password.length > 2 * MAX_PASSWORD_LENGTH ? password.length : [...password].length;
+}
+
 /** 400 `validation_error` naming `field` unless the password has 12 to 1024 characters. */
 export function checkPassword(password: string, field = 'password'): void {
-  const length = [...password].length;
+  const length = passwordLength(password);
   if (length < MIN_PASSWORD_LENGTH)
     throw errors.invalidField(field, `must have at least ${MIN_PASSWORD_LENGTH} characters`);
   if (length > MAX_PASSWORD_LENGTH)
@@ -29,7 +37,7 @@ let decoy: Promise<string> | undefined;
  * checked all the same, so the answer takes as long whether the email exists or not.
  */
 export async function verifyPassword(hash: string | null, password: string): Promise<boolean> {
-  if (password.length > MAX_PASSWORD_LENGTH) return false;
+  if (passwordLength(password) > MAX_PASSWORD_LENGTH) return false;
   if (hash === null) {
     decoy ??= hashPassword(randomBytes(16).toString('base64url'));
     await argon2.verify(await decoy, password);

@@ -69,6 +69,7 @@ export interface ResolvedSession {
 }
 
 export const AGENCY_ROLES: readonly UserRole[] = ['owner', 'admin', 'member'];
+const USER_ROLES: readonly UserRole[] = [...AGENCY_ROLES, 'client'];
 
 const ROLE_NAMES: Record<UserRole, string> = {
   owner: 'an owner',
@@ -156,6 +157,8 @@ export class Accounts {
   ): Promise<{ user: PublicUser; inviteUrl: string }> {
     const email = normalizeEmail(input.email);
     const clientId = input.client_id ?? null;
+    if (!USER_ROLES.includes(input.role))
+      throw errors.invalidField('role', `must be one of ${USER_ROLES.join(', ')}`);
     const org = await getOrg(trx, orgId);
     if (input.role === 'client') {
       if (!clientId) throw errors.invalidField('client_id', 'is required for a client user');
@@ -163,6 +166,7 @@ export class Accounts {
     } else if (clientId) {
       throw errors.invalidField('client_id', `is only accepted for client users, not ${input.role}s`);
     }
+    if (input.role === 'owner') await requireOwner(trx, orgId, audit, 'invite an owner');
 
     const id = newId();
     let user: UserRow;
@@ -173,10 +177,13 @@ export class Accounts {
       // Inviting again someone who has not accepted yet sends a fresh link; anyone else holds the email.
       if (holder?.org_id !== orgId || holder.status !== 'invited')
         throw errors.conflict('email_in_use', `A user with the email ${email} exists already.`, { email });
-      user =
-        holder.role === input.role && holder.client_id === clientId
-          ? holder
-          : await store.updateUser(trx, orgId, holder.id, { role: input.role, client_id: clientId });
+      const changes = holder.role !== input.role || holder.client_id !== clientId;
+      if (changes && holder.role === 'owner')
+        await requireOwner(trx, orgId, audit, 'change the role of an invited owner');
+      // The holder is invited, so not an active owner: changing their role leaves the active owners as they are.
+      user = changes
+        ? await store.updateUser(trx, orgId, holder.id, { role: input.role, client_id: clientId })
+        : holder;
       await store.deleteTokens(trx, user, 'invitation');
     }
     const inviteUrl = await this.issueLink(trx, user, 'invitation');
@@ -298,7 +305,8 @@ export class Accounts {
   }
 
   /**
-   * Changes the signed-in user's password: 400 naming `current_password` when it is wrong. Every other
+   * Changes the signed-in user's password: 400 naming `current_password` when it is wrong; wrong ones
+   * are throttled with the email's failed sign-ins (429 `rate_limited`). Every other
    * session of the user ends; `keepSessionId` (the one making the change) stays.
    */
   async changePassword(
@@ -311,8 +319,18 @@ export class Accounts {
   ): Promise<void> {
     checkPassword(next, 'new_password');
     const row = await store.findUser(trx, user.org_id, user.id);
-    if (!row || !(await verifyPassword(row.password_hash, current)))
-      throw errors.invalidField('current_password', 'is not your current password');
+    if (!row) throw errors.notFound('User', user.id);
+    // Wrong current passwords count with the email's failed sign-ins: a stolen session cannot guess on.
+    try {
+      await this.failuresByEmail.guardKey(row.email, async () => {
+        if (!(await verifyPassword(row.password_hash, current)))
+          throw errors.unauthorized('The current password is not right.');
+      });
+    } catch (error) {
+      if (error instanceof ApiError && error.statusCode === 401)
+        throw errors.invalidField('current_password', 'is not your current password');
+      throw error;
+    }
     await this.setPassword(trx, row, next, keepSessionId, meta.ip);
   }
 
@@ -398,7 +416,30 @@ export async function getUser(db: Executor, orgId: string, userId: string) {
 }
 
 const lastOwner = () =>
-  errors.conflict('last_owner', 'This is the last owner of the org: make another user owner first.');
+  errors.conflict(
+    'last_owner',
+    'This is the last owner of the org (an invited owner counts once they accept): make another user owner first.',
+  );
+
+/**
+ * Owners are above admins: only an owner may grant the owner role, or change or remove an owner. 403
+ * `forbidden` when the actor is not an owner; the operator (admin API) may do anything.
+ */
+async function requireOwner(db: Executor, orgId: string, audit: AuditContext, what: string): Promise<void> {
+  if (audit.actor.type === 'operator') return;
+  const actor = audit.actor.id ? await store.findUser(db, orgId, audit.actor.id) : undefined;
+  if (actor?.role !== 'owner') throw errors.forbidden(`Only an owner may ${what}.`);
+}
+
+/**
+ * Whether changing or removing this user would leave the org without an active owner. Only active owners
+ * count: an invited owner may never accept, and a re-invitation may change their role.
+ */
+function isLastActiveOwner(user: UserRow, activeOwners: { id: string }[]): boolean {
+  return (
+    user.role === 'owner' && user.status === 'active' && activeOwners.every((owner) => owner.id === user.id)
+  );
+}
 
 /**
  * Changes an agency user's role among owner, admin and member; 409 `last_owner` when it would leave the org
@@ -413,12 +454,14 @@ export async function changeRole(
 ) {
   if (!AGENCY_ROLES.includes(role))
     throw errors.invalidField('role', 'must be owner, admin or member: a client user is invited as one');
-  const owners = await store.lockOwners(trx, orgId);
+  const owners = await store.lockActiveOwners(trx, orgId);
   const user = await store.findUser(trx, orgId, userId);
   if (!user) throw errors.notFound('User', userId);
   if (user.role === 'client') throw errors.invalidField('role', 'of a client user cannot change');
   if (user.role === role) return publicUser(user);
-  if (user.role === 'owner' && owners.length <= 1) throw lastOwner();
+  if (role === 'owner') await requireOwner(trx, orgId, audit, 'make someone an owner');
+  if (user.role === 'owner') await requireOwner(trx, orgId, audit, 'change the role of an owner');
+  if (isLastActiveOwner(user, owners)) throw lastOwner();
   const updated = await store.updateUser(trx, orgId, userId, { role });
   await recordAudit(trx, orgId, {
     ...audit,
@@ -436,10 +479,11 @@ export async function removeUser(
   userId: string,
   audit: AuditContext,
 ): Promise<void> {
-  const owners = await store.lockOwners(trx, orgId);
+  const owners = await store.lockActiveOwners(trx, orgId);
   const user = await store.findUser(trx, orgId, userId);
   if (!user) throw errors.notFound('User', userId);
-  if (user.role === 'owner' && owners.length <= 1) throw lastOwner();
+  if (user.role === 'owner') await requireOwner(trx, orgId, audit, 'remove an owner');
+  if (isLastActiveOwner(user, owners)) throw lastOwner();
   await store.deleteUser(trx, user);
   await recordAudit(trx, orgId, {
     ...audit,

@@ -103,15 +103,17 @@ export function listUsers(db: Executor, orgId: string, page: PageRequest<string>
 }
 
 /**
- * The org's owners, locked until the transaction ends: a demotion or a removal that counts them waits
- * for another in flight, and then sees the owners that are left.
+ * The org's active owners, locked until the transaction ends: a demotion or a removal that counts them
+ * waits for another in flight, and then sees the owners that are left. An invited owner does not count:
+ * until they accept, nobody can act as them.
  */
-export function lockOwners(trx: Trx, orgId: string) {
+export function lockActiveOwners(trx: Trx, orgId: string) {
   return trx
     .selectFrom('users')
     .select('id')
     .where('org_id', '=', orgId)
     .where('role', '=', 'owner')
+    .where('status', '=', 'active')
     .forUpdate()
     .execute();
 }

@@ -12,3 +12,10 @@ test('query values that may be credentials are masked; the rest of the URL stays
   assert.equal(logSafeUrl('/v1/crm/contacts?q=ada&limit=2'), '/v1/crm/contacts?q=ada&limit=2');
   assert.equal(logSafeUrl('/v1/me'), '/v1/me');
 });
+
+test('the token of a portal invitation or reset link is masked', () => {
+  const token = 'A'.repeat(43);
+  assert.equal(logSafeUrl(`/portal/invitations/${token}`), '/portal/invitations/…');
+  assert.equal(logSafeUrl(`/portal/reset/${token}?x=1`), '/portal/reset/…?x=1');
+  assert.equal(logSafeUrl('/portal/team'), '/portal/team');
+});

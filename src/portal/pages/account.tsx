@@ -10,10 +10,15 @@ import { emptyForm, Field, FormError, type FormState, Notice, PageHead, Panel, P
 
 const MIN_PASSWORD = 'At least 12 characters.';
 
-/** Where to go after signing in: a portal page named by `next`, never another site. */
+/**
+ * Where to go after signing in: a portal path of printable ASCII only (a Location header cannot carry
+ * anything else), never `//` or `\\` (another host); anything else goes to the overview.
+ */
+const SAFE_NEXT = /^\/portal(?:\/[\x21-\x7e]*|\?[\x21-\x7e]*)?$/;
+
 function nextPage(values: FormState['values']): string {
   const next = text(values, 'next');
-  return /^\/portal(\/[^/\\]|$|\?)/.test(next) && !next.includes('//') ? next : '/portal';
+  return SAFE_NEXT.test(next) && !next.includes('//') && !next.includes('\\') ? next : '/portal';
 }
 
 function SignInPage(props: { ctx: PortalContext; form: FormState; notice?: string }) {

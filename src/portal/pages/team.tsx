@@ -260,6 +260,8 @@ export const teamPages: FastifyPluginAsync = async (app) => {
     '/team',
     formHandler({
       show: showTeam,
+      // An admin refused what only an owner may do sees why on the team page.
+      onForm: [403],
       act: async (request, reply, values) => {
         const viewer = requireRole(request, MANAGERS);
         const role = text(values, 'role') as PublicUser['role'];
@@ -284,6 +286,8 @@ export const teamPages: FastifyPluginAsync = async (app) => {
     '/team/:id/role',
     formHandler({
       show: showTeam,
+      // An admin refused what only an owner may do sees why on the team page.
+      onForm: [403],
       act: async (request, reply, values) => {
         const viewer = requireRole(request, MANAGERS);
         const role = text(values, 'role') as PublicUser['role'];
@@ -298,6 +302,8 @@ export const teamPages: FastifyPluginAsync = async (app) => {
     '/team/:id/remove',
     formHandler({
       show: showTeam,
+      // An admin refused what only an owner may do sees why on the team page.
+      onForm: [403],
       act: async (request, reply) => {
         const viewer = requireRole(request, MANAGERS);
         await inTransaction(db, (trx) => removeUser(trx, viewer.org.id, idParam(request), auditOf(request)));
