@@ -62,7 +62,9 @@ export function smsSends(context: SenderContext): LeasedWork<MessageRow> {
 }
 
 /** The delivery reports held on their messages (the simulator's) once due. */
-export function smsReports(context: Pick<SenderContext, 'provider' | 'leaseMs' | 'batch' | 'pollMs'>) {
+export function smsReports(
+  context: Pick<SenderContext, 'provider' | 'leaseMs' | 'batch' | 'pollMs'>,
+): LeasedWork<MessageRow> {
   return {
     name: 'sms_reports',
     intervalMs: context.pollMs,
@@ -80,7 +82,7 @@ export function smsReports(context: Pick<SenderContext, 'provider' | 'leaseMs' |
       });
     },
     exhausted: async () => {},
-  } satisfies LeasedWork<MessageRow>;
+  };
 }
 
 /** The send loop (a test runs one round with `.run()`). */
