@@ -204,15 +204,24 @@ export function activeCampaigns(db: Executor) {
     .execute();
 }
 
-/** The campaign, locked for this tick's dialing; undefined when another worker holds it or it is not active. */
-export function claimActiveCampaign(trx: Trx, id: string): Promise<CampaignRow | undefined> {
+/** The campaign if it is active, read without a lock: what a dialer tick starts from. */
+export function findActiveCampaign(db: Executor, id: string): Promise<CampaignRow | undefined> {
+  return db
+    .selectFrom('sdr_campaigns')
+    .selectAll()
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+}
+
+/** The campaign locked for one dialing transaction; undefined when it is no longer active. */
+export function lockActiveCampaign(trx: Trx, id: string): Promise<CampaignRow | undefined> {
   return trx
     .selectFrom('sdr_campaigns')
     .selectAll()
     .where('id', '=', id)
     .where('status', '=', 'active')
     .forUpdate()
-    .skipLocked()
     .executeTakeFirst();
 }
 
@@ -280,22 +289,60 @@ export function updateProspect(trx: Trx, id: string, changes: ProspectChanges): 
     .executeTakeFirstOrThrow();
 }
 
-/** Due pending prospects of a campaign, soonest first, locked; a prospect another worker holds is skipped. */
-export function claimDueProspects(
-  trx: Trx,
+/** Due pending prospects of a campaign, soonest first after `after`, read without a lock. */
+export function findDueProspects(
+  db: Executor,
   campaignId: string,
   now: Date,
   limit: number,
   after?: { at: Date; id: string },
-) {
-  let query = trx
+): Promise<ProspectRow[]> {
+  let query = db
     .selectFrom('sdr_prospects')
     .selectAll()
     .where('campaign_id', '=', campaignId)
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now);
   if (after) query = query.where(sql<boolean>`(next_attempt_at, id) > (${after.at}, ${after.id})`);
-  return query.orderBy('next_attempt_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
+  return query.orderBy('next_attempt_at').orderBy('id').limit(limit).execute();
+}
+
+/**
+ * Those of `ids` still pending and due, soonest first, locked for dialing; a prospect another transaction
+ * holds (a call of it ending, a person removing it) is skipped.
+ */
+export function lockDueProspects(
+  trx: Trx,
+  campaignId: string,
+  ids: string[],
+  now: Date,
+): Promise<ProspectRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return trx
+    .selectFrom('sdr_prospects')
+    .selectAll()
+    .where('campaign_id', '=', campaignId)
+    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** Moves due prospects outside their calling window to its next opening (one statement), unless they moved on. */
+export async function deferProspects(
+  db: Executor,
+  moves: { id: string; at: Date }[],
+  now: Date,
+): Promise<void> {
+  if (moves.length === 0) return;
+  await sql`
+    UPDATE sdr_prospects p SET next_attempt_at = m.at, updated_at = ${now}
+    FROM unnest(${moves.map((m) => m.id)}::uuid[], ${moves.map((m) => m.at)}::timestamptz[]) AS m(id, at)
+    WHERE p.id = m.id AND p.status = 'pending' AND p.next_attempt_at <= ${now}`.execute(db);
 }
 
 /** Whether a prospect is still to dial or in a call: none left means the campaign's queue has drained. */
