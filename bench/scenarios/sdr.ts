@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { dialCampaign, dialPicked, pickDueProspects } from '../../src/modules/sdr/dialer.ts';
+import { dialerTick, dialPicked, pickDueProspects } from '../../src/modules/sdr/dialer.ts';
 import { findCampaignById } from '../../src/modules/sdr/store.ts';
 import { openDatabase } from '../../src/platform/db/pool.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
@@ -82,8 +82,8 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
     for (let i = 0; i < TICKS; i++) {
       const started = performance.now();
       if (mode === 'busy') {
-        // Nothing to dial: the tick reads and commits nothing.
-        await dialCampaign({ db: database.db, log }, campaign.id, new Date());
+        // Nothing to dial: the tick claims the campaign, counts its calls in flight and ends its visit.
+        await dialerTick({ db: database.db, log });
         if (i === 0) {
           const calls = await database.db
             .selectFrom('calls')
@@ -148,11 +148,12 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
       ],
       notes: [
         `Timed in the bench process, ${TICKS} ticks each; the p50/p99 columns are milliseconds per tick. The busy`,
-        "tick is the whole of one campaign's tick; picking and dialing run in one transaction, rolled back. Picking",
-        'reads the soonest due prospects from a partial index (`status = pending`, by `next_attempt_at`) without a',
-        'lock and checks each window with `Intl`; dialing then locks the campaign and those still due, reads the',
-        'contacts, asks `phoneReach` per prospect and starts each call (a queued call row, with its own checks,',
-        'that the placement loop dials): about seven statements per call.',
+        'tick is one whole dialer tick (the claim of the campaign, its visit, the end of the visit); picking and',
+        'dialing run in one transaction, rolled back. Picking reads the soonest due prospects from a partial',
+        'index (`status = pending`, by `next_attempt_at`) without a lock and checks each window with `Intl`;',
+        'dialing then locks the campaign and those still due, reads the contacts, asks `phoneReach` per prospect',
+        'and starts each call (a queued call row, with its own checks, that the placement loop dials): about',
+        'seven statements per call.',
         `Adding the ${PROSPECTS.toLocaleString('en')} prospects in one POST took ${Math.round(addMs)} ms.`,
       ],
     };

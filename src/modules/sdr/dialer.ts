@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import { getOrg } from '../admin/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
@@ -11,11 +12,10 @@ import { type CallingWindow, insideWindow, nextOpening } from './calling-window.
 import { toCampaign } from './record.ts';
 import {
   activateDueCampaigns,
-  activeCampaigns,
   type CampaignRow,
   countProspects,
   deferProspects,
-  findActiveCampaign,
+  endVisit,
   findDueProspects,
   findSettings,
   hasOpenProspects,
@@ -26,26 +26,33 @@ import {
   type SkipReason,
   updateCampaign,
   updateProspect,
+  visitsDue,
 } from './store.ts';
 
 /**
- * The SDR dialer, one tick every `SDR_TICK_MS`. Scheduled campaigns whose start has come become active;
- * then each active campaign is dialed. Its due prospects are scanned without a lock held (those outside
- * their calling window are moved to its next opening), and the ones ready to dial are dialed in one short
- * transaction that holds the campaign's row (`FOR UPDATE`): it finds the campaign still active, counts the
- * calls in flight (`campaignCallsInFlight` sees the calls this transaction started, and a second worker
- * waits for the row), takes the picked prospects that are still due (`SKIP LOCKED`), and starts each
- * call with `startOutboundCall` and the cause key `sdr:<prospect>:<attempt>`: a tick run again, or a crash
- * that rolls the transaction back, never dials one attempt twice. Consent and do-not-call are asked here,
- * at the moment of dialing, and so are the org's `sdr_outbound` switch (off: no new call) and the number,
+ * The SDR dialer, a tick every `SDR_TICK_MS`. Scheduled campaigns whose start has come become active; an
+ * active campaign is visited once a tick by one worker, which holds it under a lease (leased work,
+ * platform/jobs/leased.ts) rather than a row lock. A visit scans the campaign's due prospects without a
+ * lock (those outside their calling window are moved to its next opening) and dials the ones ready in one
+ * short transaction that holds the campaign's row while the lease does: it finds the campaign still
+ * active, counts the calls in flight (`campaignCallsInFlight` sees the calls this transaction started),
+ * takes the picked prospects that are still due (`SKIP LOCKED`), and starts each call with
+ * `startOutboundCall` and the cause key `sdr:<prospect>:<attempt>`: a visit run again, or a crash that
+ * rolls the transaction back, never dials one attempt twice. Consent and do-not-call are asked here, at
+ * the moment of dialing, and so are the org's `sdr_outbound` switch (off: no new call) and the number,
  * voice and business name the campaign leaves to the SDR settings (no number anywhere: the campaign is
  * paused with `from_number_required`). A person pausing the campaign waits for one such transaction at
  * most, not for the scan.
  */
 
-/** Prospects looked at per campaign per tick at most (those outside their window are pushed to its opening). */
+/** Prospects looked at per campaign per visit at most (those outside their window are pushed to its opening). */
 const SCAN_LIMIT = 1000;
 const BATCH = 100;
+/** Campaigns one worker claims at once, and visits one after the other. */
+const VISIT_BATCH = 5;
+/** Far longer than a visit takes (a scan and a few short transactions); a dead worker's campaigns wait this long. */
+const VISIT_LEASE_MS = 15_000;
+const MAX_VISIT_ATTEMPTS = 3;
 const defaultPrompt = (businessName: string | null) =>
   `You are a friendly sales development representative${businessName ? ` of ${businessName}` : ''}. ` +
   'Introduce yourself and the business, find out whether the person is interested, and offer to book a meeting.';
@@ -75,29 +82,75 @@ export interface DialerContext {
   log: Logger;
 }
 
-/** One tick of the dialer. */
-export async function dialerTick(context: DialerContext): Promise<void> {
-  const now = new Date();
-  await activateDueCampaigns(context.db, now);
-  for (const { id } of await activeCampaigns(context.db)) await dialCampaign(context, id, now);
+/**
+ * The dialer's visits as leased work: an active campaign is due a visit once its last one is `revisitMs`
+ * old; a worker claims a few, least recently visited first, and visits them one after the other. A visit
+ * that fails is tried again a tick later; after `MAX_VISIT_ATTEMPTS` in a row it is logged and the
+ * campaign waits for its next tick.
+ */
+export function campaignVisits(context: DialerContext, revisitMs: number): LeasedWork<CampaignRow> {
+  return {
+    name: 'sdr_dialer',
+    intervalMs: revisitMs,
+    ...visitsDue,
+    leaseMs: VISIT_LEASE_MS,
+    batch: VISIT_BATCH,
+    concurrency: 1,
+    attempts: { max: MAX_VISIT_ATTEMPTS, backoffMs: () => revisitMs },
+    work: (lease) => visitCampaign(context, lease, revisitMs),
+    exhausted: async (lease, error) => {
+      context.log.error({ err: error, campaignId: lease.row.id }, 'visits of an SDR campaign keep failing');
+      await lease.inTransaction((trx) => endVisit(trx, lease.row.id, revisitMs));
+    },
+  };
 }
 
 /**
- * Dials what one campaign may dial now; false when it is not active, or its org's `sdr_outbound` switch
- * is off (calls in flight end normally; it resumes once back on).
+ * The dialer's loop: every `SDR_TICK_MS` each worker activates the scheduled campaigns whose start has
+ * come, then visits the active campaigns due a visit; each is visited once a tick, by whichever worker.
  */
-export async function dialCampaign(context: DialerContext, campaignId: string, now: Date): Promise<boolean> {
+export function dialerLoop(context: DialerContext, tickMs: number): Loop {
+  const visits = leasedLoop(context.db, campaignVisits(context, tickMs), context.log);
+  return {
+    ...visits,
+    run: async () => {
+      await activateDueCampaigns(context.db, new Date());
+      return visits.run();
+    },
+  };
+}
+
+/** One tick of one dialer, as a test runs it: the campaigns it visits may be visited again at once. */
+export async function dialerTick(context: DialerContext): Promise<void> {
+  await dialerLoop(context, 0).run();
+}
+
+/** One visit of a claimed campaign: it dials what it may, then is due its next visit `revisitMs` later. */
+async function visitCampaign(context: DialerContext, lease: Lease<CampaignRow>, revisitMs: number) {
+  const now = new Date();
+  const dialed = await dialCampaign(context, lease, now);
+  await lease.inTransaction(async (trx) => {
+    if (dialed) await completeIfDrained(trx, lease.row.id, now);
+    await endVisit(trx, lease.row.id, revisitMs);
+  });
+}
+
+/**
+ * Dials what one campaign may dial now; false when its org's `sdr_outbound` switch is off (calls in flight
+ * end normally; it resumes once back on) or it has no number to dial from (it is paused, saying so). Every
+ * write is made while the lease holds: a worker that lost it stops at its next transaction.
+ */
+async function dialCampaign(context: DialerContext, lease: Lease<CampaignRow>, now: Date): Promise<boolean> {
   const { db, log } = context;
-  const campaign = await findActiveCampaign(db, campaignId);
-  if (!campaign) return false;
+  const campaign = lease.row;
   if (!(await getOrg(db, campaign.org_id)).features.sdr_outbound) return false;
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   if (!senderOf(campaign, await findSettings(db, campaign.org_id))) {
-    await inTransaction(db, async (trx) => {
+    await lease.inTransaction(async (trx) => {
       if (await lockActiveCampaign(trx, campaign.id))
         await updateCampaign(trx, campaign.id, { status: 'paused', paused_reason: 'from_number_required' });
     });
-    return true;
+    return false;
   }
   let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(db, scope, campaign.id));
   let after: DueCursor | undefined;
@@ -107,13 +160,12 @@ export async function dialCampaign(context: DialerContext, campaignId: string, n
     scanned += picked.scanned;
     after = picked.after;
     if (picked.ready.length > 0) {
-      const left = await inTransaction(db, (trx) => dialPicked(trx, log, campaign.id, picked.ready, now));
+      const left = await lease.inTransaction((trx) => dialPicked(trx, log, campaign.id, picked.ready, now));
       if (left === null) break;
       slots = left;
     }
     if (picked.done) break;
   }
-  await inTransaction(db, (trx) => completeIfDrained(trx, campaign.id, now));
   return true;
 }
 

@@ -67,6 +67,10 @@ export interface SdrCampaignsTable {
   archived_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The dialer's visits (platform/jobs/leased.ts): the visiting worker's lease, and the next visit. */
+  dial_lease_id: string | null;
+  dial_lease_until: Generated<Date>;
+  dial_attempts: Generated<number>;
 }
 
 export interface SdrProspectsTable {
@@ -195,23 +199,20 @@ export function activateDueCampaigns(db: Executor, now: Date) {
     .execute();
 }
 
-export function activeCampaigns(db: Executor) {
-  return db
-    .selectFrom('sdr_campaigns')
-    .select(['id', 'org_id', 'client_id'])
-    .where('status', '=', 'active')
-    .orderBy('id')
-    .execute();
-}
+/** The dialer's visits, as leased work: active campaigns, least recently visited first. */
+export const visitsDue = { table: 'sdr_campaigns', prefix: 'dial_', due: sql`t.status = 'active'` };
 
-/** The campaign if it is active, read without a lock: what a dialer tick starts from. */
-export function findActiveCampaign(db: Executor, id: string): Promise<CampaignRow | undefined> {
-  return db
-    .selectFrom('sdr_campaigns')
-    .selectAll()
+/** Ends a visit, in a transaction holding its lease: the next is due `revisitMs` later. */
+export async function endVisit(trx: Trx, id: string, revisitMs: number): Promise<void> {
+  await trx
+    .updateTable('sdr_campaigns')
+    .set({
+      dial_lease_id: null,
+      dial_lease_until: sql<Date>`now() + ${revisitMs}::float8 * interval '1 millisecond'`,
+      dial_attempts: 0,
+    })
     .where('id', '=', id)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
+    .execute();
 }
 
 /** The campaign locked for one dialing transaction; undefined when it is no longer active. */
