@@ -102,7 +102,7 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
             dialed = picked.ready.length;
             throw new RolledBack();
           }
-          const left = await dialPicked(trx, log, campaign.id, picked.ready, now);
+          const left = await dialPicked(trx, log, campaign.id, picked, now);
           if (i === 0) dialed = IN_FLIGHT - (left ?? IN_FLIGHT);
           throw new RolledBack();
         }).catch((error) => {

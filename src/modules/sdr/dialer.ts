@@ -159,8 +159,8 @@ async function dialCampaign(context: DialerContext, lease: Lease<CampaignRow>, n
     const picked = await pickDueProspects(db, campaign, now, slots, after);
     scanned += picked.scanned;
     after = picked.after;
-    if (picked.ready.length > 0) {
-      const left = await lease.inTransaction((trx) => dialPicked(trx, log, campaign.id, picked.ready, now));
+    if (picked.ready.length + picked.waiting.length > 0) {
+      const left = await lease.inTransaction((trx) => dialPicked(trx, log, campaign.id, picked, now));
       if (left === null) break;
       slots = left;
     }
@@ -172,28 +172,34 @@ async function dialCampaign(context: DialerContext, lease: Lease<CampaignRow>, n
 /**
  * Dials the picked prospects that are still due, as many as the campaign has room for, holding the
  * campaign's row; returns the room left, or null when the campaign stopped (paused, or it cannot dial:
- * its number or agent is gone, and it is tried again next tick).
+ * its number or agent is gone, and it is tried again next tick). The window is checked again with the
+ * campaign as it is now (it may have changed since the scan): a prospect outside it is moved to its next
+ * opening, never dialed.
  */
 export async function dialPicked(
   trx: Trx,
   log: Logger,
   campaignId: string,
-  picked: ProspectRow[],
+  picked: Pick<Picked, 'ready' | 'waiting'>,
   now: Date,
 ): Promise<number | null> {
   let campaign = await lockActiveCampaign(trx, campaignId);
   if (!campaign) return null;
+  const window = windowOf(campaign);
+  const due: ProspectRow[] = [];
+  const waiting: { id: string; at: Date }[] = [];
+  const ids = [...picked.ready, ...picked.waiting].map((prospect) => prospect.id);
+  for (const prospect of await lockDueProspects(trx, campaign.id, ids, now)) {
+    const zone = zoneOf(campaign, prospect);
+    if (insideWindow(now, zone, window)) due.push(prospect);
+    else waiting.push({ id: prospect.id, at: nextOpening(now, zone, window) });
+  }
+  await deferProspects(trx, waiting, now);
   const sender = senderOf(campaign, await findSettings(trx, campaign.org_id));
   if (!sender) return null;
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(trx, scope, campaign.id));
   if (slots <= 0) return 0;
-  const due = await lockDueProspects(
-    trx,
-    campaign.id,
-    picked.map((prospect) => prospect.id),
-    now,
-  );
   const contacts = new Map(
     (
       await orgContactsForDialing(
@@ -228,10 +234,27 @@ export interface DueCursor {
   id: string;
 }
 
+/** What a scan of due prospects found: those inside their window, those outside it, where it stopped. */
+export interface Picked {
+  ready: ProspectRow[];
+  waiting: ProspectRow[];
+  after?: DueCursor;
+  done: boolean;
+  scanned: number;
+}
+
+const windowOf = (campaign: CampaignRow): CallingWindow => ({
+  start: campaign.calling_window_start,
+  end: campaign.calling_window_end,
+  days: campaign.calling_days,
+});
+const zoneOf = (campaign: CampaignRow, prospect: ProspectRow) =>
+  campaign.respect_timezone ? prospect.timezone : campaign.timezone;
+
 /**
- * The next due prospects of a campaign inside their calling window, at most `wanted`, soonest first after
- * `after`, read without a lock (the dialing transaction takes those still due). A due prospect outside its
- * window is moved to the window's next opening. `done` when no more are due.
+ * The next due prospects of a campaign inside their calling window, at most `wanted`, and those outside
+ * it met on the way, soonest first after `after`, read without a lock and changing nothing (the dialing
+ * transaction takes those still due). `done` when no more are due.
  */
 export async function pickDueProspects(
   db: Executor,
@@ -239,41 +262,29 @@ export async function pickDueProspects(
   now: Date,
   wanted: number,
   after?: DueCursor,
-): Promise<{ ready: ProspectRow[]; after?: DueCursor; done: boolean; scanned: number }> {
-  const window: CallingWindow = {
-    start: campaign.calling_window_start,
-    end: campaign.calling_window_end,
-    days: campaign.calling_days,
-  };
+): Promise<Picked> {
+  const window = windowOf(campaign);
   const ready: ProspectRow[] = [];
+  const waiting: ProspectRow[] = [];
   let scanned = 0;
-  const picked = (done: boolean) => ({ ready, after, done, scanned });
+  const picked = (done: boolean) => ({ ready, waiting, after, done, scanned });
   while (ready.length < wanted && scanned < SCAN_LIMIT) {
     // A few more than needed, so that some outside their window do not take another round trip.
     const limit = Math.min(BATCH, wanted - ready.length + 10);
     const due = await findDueProspects(db, campaign.id, now, limit, after);
     scanned += due.length;
-    const waiting: { id: string; at: Date }[] = [];
-    let full = false;
     for (const prospect of due) {
-      const zone = campaign.respect_timezone ? prospect.timezone : campaign.timezone;
-      if (!insideWindow(now, zone, window)) {
-        waiting.push({ id: prospect.id, at: nextOpening(now, zone, window) });
-      } else if (ready.length < wanted) {
-        ready.push(prospect);
-      } else {
-        // One more than wanted: it stays due, first in line after the last one picked.
-        full = true;
-        break;
-      }
+      if (!insideWindow(now, zoneOf(campaign, prospect), window)) waiting.push(prospect);
+      else if (ready.length < wanted) ready.push(prospect);
+      // One more than wanted: it stays due, first in line after the last one picked.
+      else return picked(false);
       after = { at: prospect.next_attempt_at, id: prospect.id };
     }
-    await deferProspects(db, waiting, now);
-    if (full) return picked(false);
     if (due.length < limit) return picked(true);
   }
   return picked(false);
 }
+
 /** Dials one prospect, or skips it when the CRM forbids the call now; true when a call was started. */
 async function dialProspect(
   trx: Trx,
