@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
-import { dialerTick } from './dialer.ts';
+import { dialerLoop } from './dialer.ts';
 import { POST_CALL_EMAIL_TASK, sendPostCallEmail, useSdrOutcomes } from './outcomes.ts';
 
 /** The SDR dialer's tick (a loop every `SDR_TICK_MS`) and the post-call summary emails. */
@@ -16,15 +16,6 @@ export function sdrJobs(platform: Platform): { tasks: Record<string, JobHandler>
         await sendPostCallEmail(db, email, log, payload);
       },
     },
-    loops: [
-      {
-        name: 'sdr_dialer',
-        intervalMs: config.sdrTickMs,
-        run: async () => {
-          await dialerTick({ db, log });
-          return false;
-        },
-      },
-    ],
+    loops: [dialerLoop({ db, log }, config.sdrTickMs)],
   };
 }
