@@ -46,40 +46,37 @@ CREATE TABLE sequence_list_marks (
 COMMENT ON TABLE sequence_list_marks IS 'tenant: contacts to look at again for the sequences that follow lists';
 CREATE INDEX sequence_list_marks_order ON sequence_list_marks (id);
 
-CREATE FUNCTION sequence_list_mark(p_org uuid, p_client uuid, p_contact uuid) RETURNS void
-LANGUAGE sql AS $$
+-- Statement-level: one insert per written statement (a bulk add of 100 members is one), reading the
+-- written rows from the transition table `changed`.
+CREATE FUNCTION sequence_list_mark_contacts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO sequence_list_marks (org_id, client_id, contact_id)
-  SELECT p_org, p_client, p_contact
-  WHERE EXISTS (SELECT 1 FROM sequences s
-                WHERE s.org_id = p_org AND s.client_id = p_client AND s.list_id IS NOT NULL AND s.status = 'active')
-$$;
-
-CREATE FUNCTION sequence_list_mark_contact() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM sequence_list_mark(NEW.org_id, NEW.client_id, NEW.id);
+  SELECT DISTINCT r.org_id, r.client_id, r.id FROM changed r
+  WHERE EXISTS (SELECT 1 FROM sequences s WHERE s.org_id = r.org_id AND s.client_id = r.client_id
+                  AND s.list_id IS NOT NULL AND s.status = 'active');
   RETURN NULL;
 END $$;
 
-CREATE FUNCTION sequence_list_mark_channel() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION sequence_list_mark_channels() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'DELETE' THEN
-    PERFORM sequence_list_mark(OLD.org_id, OLD.client_id, OLD.contact_id);
-  ELSE
-    PERFORM sequence_list_mark(NEW.org_id, NEW.client_id, NEW.contact_id);
-  END IF;
+  INSERT INTO sequence_list_marks (org_id, client_id, contact_id)
+  SELECT DISTINCT r.org_id, r.client_id, r.contact_id FROM changed r
+  WHERE EXISTS (SELECT 1 FROM sequences s WHERE s.org_id = r.org_id AND s.client_id = r.client_id
+                  AND s.list_id IS NOT NULL AND s.status = 'active');
   RETURN NULL;
 END $$;
 
-CREATE FUNCTION sequence_list_mark_member() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION sequence_list_mark_members() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'DELETE' AND OLD.entity_type = 'contact' THEN
-    PERFORM sequence_list_mark(OLD.org_id, OLD.client_id, OLD.entity_id);
-  ELSIF TG_OP = 'INSERT' AND NEW.entity_type = 'contact' THEN
-    PERFORM sequence_list_mark(NEW.org_id, NEW.client_id, NEW.entity_id);
-  END IF;
+  INSERT INTO sequence_list_marks (org_id, client_id, contact_id)
+  SELECT DISTINCT r.org_id, r.client_id, r.entity_id FROM changed r
+  WHERE r.entity_type = 'contact'
+    AND EXISTS (SELECT 1 FROM sequences s WHERE s.org_id = r.org_id AND s.client_id = r.client_id
+                  AND s.list_id IS NOT NULL AND s.status = 'active');
   RETURN NULL;
 END $$;
 
+-- A company's name, domain or industry (fields a smart list may filter on) marks its contacts.
 CREATE FUNCTION sequence_list_mark_company() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO sequence_list_marks (org_id, client_id, contact_id)
@@ -90,16 +87,26 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER contacts_list_mark AFTER INSERT ON contacts
-  FOR EACH ROW EXECUTE FUNCTION sequence_list_mark_contact();
-CREATE TRIGGER contacts_list_remark AFTER UPDATE ON contacts
-  FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION sequence_list_mark_contact();
-CREATE TRIGGER contact_phones_list_mark AFTER INSERT OR UPDATE OR DELETE ON contact_phones
-  FOR EACH ROW EXECUTE FUNCTION sequence_list_mark_channel();
-CREATE TRIGGER contact_emails_list_mark AFTER INSERT OR UPDATE OR DELETE ON contact_emails
-  FOR EACH ROW EXECUTE FUNCTION sequence_list_mark_channel();
-CREATE TRIGGER crm_list_members_list_mark AFTER INSERT OR DELETE ON crm_list_members
-  FOR EACH ROW EXECUTE FUNCTION sequence_list_mark_member();
+CREATE TRIGGER contacts_list_mark_insert AFTER INSERT ON contacts
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_contacts();
+CREATE TRIGGER contacts_list_mark_update AFTER UPDATE ON contacts
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_contacts();
+CREATE TRIGGER contact_phones_list_mark_insert AFTER INSERT ON contact_phones
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER contact_phones_list_mark_update AFTER UPDATE ON contact_phones
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER contact_phones_list_mark_delete AFTER DELETE ON contact_phones
+  REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER contact_emails_list_mark_insert AFTER INSERT ON contact_emails
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER contact_emails_list_mark_update AFTER UPDATE ON contact_emails
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER contact_emails_list_mark_delete AFTER DELETE ON contact_emails
+  REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_channels();
+CREATE TRIGGER crm_list_members_list_mark_insert AFTER INSERT ON crm_list_members
+  REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_members();
+CREATE TRIGGER crm_list_members_list_mark_delete AFTER DELETE ON crm_list_members
+  REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION sequence_list_mark_members();
 CREATE TRIGGER companies_list_mark AFTER UPDATE OF name, domain, industry ON companies
   FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name OR OLD.domain IS DISTINCT FROM NEW.domain
                      OR OLD.industry IS DISTINCT FROM NEW.industry)
