@@ -192,6 +192,7 @@ describe('sequences and enrollments through the API', () => {
       (e) => e.data.enrollment.id === enrollment.id,
     );
     assert.equal(unenrolled.length, 1);
+    assert.equal(unenrolled[0].data.reason, 'manual');
 
     const again = await call('PATCH', path, { status: 'active' });
     assert.equal(again.status, 409);

@@ -152,6 +152,7 @@ describe('SMS steps and replies: through the SMS module', () => {
       });
       assert.equal(event.body.data.enrollment.paused_reason, 'reply_received');
       assert.deepEqual(event.body.metadata, { play: 'reply' });
+      if (type === 'sequence.contact_unenrolled') assert.equal(event.body.data.reason, 'reply_received');
     }
   });
 

@@ -7826,6 +7826,7 @@ export interface operations {
                                 subject?: string;
                             }[];
                             sender_user_id: string | null;
+                            list_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -7895,6 +7896,7 @@ export interface operations {
                         subject?: string;
                     }[];
                     sender_user_id?: string | null;
+                    list_id?: string | null;
                 };
             };
         };
@@ -7922,6 +7924,7 @@ export interface operations {
                                 subject?: string;
                             }[];
                             sender_user_id: string | null;
+                            list_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -8011,6 +8014,7 @@ export interface operations {
                                 subject?: string;
                             }[];
                             sender_user_id: string | null;
+                            list_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -8141,6 +8145,7 @@ export interface operations {
                         subject?: string;
                     }[];
                     sender_user_id?: string | null;
+                    list_id?: string | null;
                 };
             };
         };
@@ -8168,6 +8173,7 @@ export interface operations {
                                 subject?: string;
                             }[];
                             sender_user_id: string | null;
+                            list_id: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */

@@ -526,6 +526,33 @@ export function contactsMatching(
   );
 }
 
+/**
+ * A SQL piece for a smart list's members (see docs/architecture.md): the ids of the tenant's contacts the
+ * filter matches, the excluded ones left out; `only` (a column reference) narrows it to that one contact,
+ * so a membership check reads one contact, not the whole list.
+ */
+export function contactIdsMatching(
+  tenant: TenantScope,
+  filter: ContactFilter,
+  exclusions: ContactExclusions,
+  only?: unknown,
+) {
+  const conditions = [
+    sql`c.org_id = ${tenant.orgId}`,
+    sql`c.client_id = ${tenant.clientId}`,
+    compileFilter(filter),
+    sql`NOT ${contactExcluded({ ...exclusions, exclude_archived: false }, sql.ref('c.id'))}`,
+  ];
+  if (exclusions.exclude_archived) conditions.push(sql`c.archived_at IS NULL`);
+  if (only !== undefined) conditions.push(sql`c.id = ${only}`);
+  return sql<{ id: string }>`SELECT c.id FROM contacts c WHERE ${sql.join(conditions, sql` AND `)}`;
+}
+
+/** A SQL piece: the email addresses of the contact `contactId` (a column reference), as one column. */
+export function contactEmailAddresses(contactId: unknown) {
+  return sql<{ email: string }>`SELECT ce.email FROM contact_emails ce WHERE ce.contact_id = ${contactId}`;
+}
+
 export {
   applyPhoneConsentKeyword,
   type ContactBlock,

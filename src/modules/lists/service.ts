@@ -1,6 +1,7 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
+import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
 import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
@@ -25,12 +26,33 @@ import {
   insertMembers,
   type ListFields,
   type ListRecord,
+  listContactIds,
   listLists,
   listStaticMembers,
+  listVersion,
   lockList,
   shareList,
   updateList,
 } from './store.ts';
+
+export type { ListRecord } from './store.ts';
+/** SQL pieces for a sequence that follows a list (see docs/architecture.md): its members now, its version. */
+export { listContactIds, listVersion };
+
+/** Lists as request bodies of other modules refer to them (a sequence's `list_id`). */
+export const LIST: Referable = {
+  noun: 'a list',
+  existing: (db, tenant, ids) => idsOfTenant(db, 'crm_lists', tenant, ids),
+};
+
+/** The list, or undefined when it is not one of the tenant's. */
+export function findListRecord(
+  db: Executor,
+  tenant: TenantScope,
+  id: string,
+): Promise<ListRecord | undefined> {
+  return findList(db, tenant, id);
+}
 
 export const CHUNK_SIZE = 100;
 

@@ -4,7 +4,11 @@ import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { companyArchived } from '../companies/service.ts';
-import { contactExcluded, type ContactFilter as FilterNode } from '../contacts/service.ts';
+import {
+  contactExcluded,
+  contactIdsMatching,
+  type ContactFilter as FilterNode,
+} from '../contacts/service.ts';
 import { dealArchived } from '../deals/service.ts';
 
 export interface CrmListsTable {
@@ -219,4 +223,29 @@ export async function listStaticMembers(
     ORDER BY m.entity_id DESC
     LIMIT ${page.limit}`.execute(db);
   return rows;
+}
+
+/**
+ * The ids of the contacts that are members of the list now, its exclusions applied, as a SQL piece;
+ * `only` (a column reference) narrows it to that one contact.
+ */
+export function listContactIds(tenant: TenantScope, list: ListRecord, only?: unknown) {
+  if (list.processing_type === 'smart' && list.filter_branch) {
+    return contactIdsMatching(tenant, list.filter_branch, list, only);
+  }
+  const conditions: RawBuilder<unknown>[] = [
+    sql`m.org_id = ${tenant.orgId}`,
+    sql`m.client_id = ${tenant.clientId}`,
+    sql`m.list_id = ${list.id}`,
+    sql`m.entity_type = 'contact'`,
+    sql`NOT ${contactExcluded(list, sql.ref('m.entity_id'))}`,
+  ];
+  if (only !== undefined) conditions.push(sql`m.entity_id = ${only}`);
+  return sql<{ id: string }>`SELECT m.entity_id AS id FROM crm_list_members m
+    WHERE ${sql.join(conditions, sql` AND `)}`;
+}
+
+/** The list's version as a SQL piece: its updated_at, which every change of its definition moves. */
+export function listVersion(orgId: unknown, listId: unknown) {
+  return sql<Date | null>`(SELECT l.updated_at FROM crm_lists l WHERE l.org_id = ${orgId} AND l.id = ${listId})`;
 }

@@ -2,6 +2,7 @@ import { publicUrl } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
+import { followLists } from './list-follow.ts';
 import { messagingSms, type SequenceSms } from './sms.ts';
 import { sequenceTickLoop, type TickContext } from './tick.ts';
 import { unsubscribeKeys } from './unsubscribe-routes.ts';
@@ -56,7 +57,21 @@ export function sequenceTickContext(platform: Platform, sms: SequenceSms = messa
   };
 }
 
-/** The sequence tick: every `SEQUENCE_TICK_MS`, each worker runs the due steps (all of them, batch by batch). */
+/** Marked contacts one transaction of the list pass looks at. */
+const LIST_BATCH = 1000;
+
+/**
+ * The sequence tick: every `SEQUENCE_TICK_MS`, each worker runs the due steps (all of them, batch by
+ * batch); on the same beat, the list pass enrolls and unenrolls the members of the lists sequences follow.
+ */
 export function sequenceJobs(platform: Platform): { loops: Loop[] } {
-  return { loops: [sequenceTickLoop(sequenceTickContext(platform))] };
+  const context = sequenceTickContext(platform);
+  const { db, config } = platform;
+  const lists = { db, minuteMs: config.sequenceMinuteMs, batchSize: LIST_BATCH };
+  return {
+    loops: [
+      sequenceTickLoop(context),
+      { name: 'sequence_lists', intervalMs: config.sequenceTickMs, run: () => followLists(lists) },
+    ],
+  };
 }

@@ -76,6 +76,7 @@ export const SequenceSchema = Type.Object(
       }),
     ),
     sender_user_id: Nullable(Uuid()),
+    list_id: Nullable(Uuid()),
     created_at: Timestamp(),
     updated_at: Timestamp(),
   },
@@ -111,6 +112,14 @@ export const CreateSequenceBody = Body({
   status: Type.Optional(literals(['draft', 'active'] as const, 'draft (default) or active.')),
   steps: Type.Optional(Steps),
   sender_user_id: Type.Optional(Nullable(Uuid())),
+  list_id: Type.Optional(
+    Nullable(
+      Uuid(
+        'A CRM list of the same client to follow: while the sequence is active its members are enrolled ' +
+          '(metadata {source: "list", list_id}) and one that leaves it is unenrolled (reason list_change). null unlinks.',
+      ),
+    ),
+  ),
 });
 
 export const UpdateSequenceBody = Body({
@@ -119,6 +128,14 @@ export const UpdateSequenceBody = Body({
   status: Type.Optional(SequenceStatus),
   steps: Type.Optional(Steps),
   sender_user_id: Type.Optional(Nullable(Uuid())),
+  list_id: Type.Optional(
+    Nullable(
+      Uuid(
+        'A CRM list of the same client to follow: while the sequence is active its members are enrolled ' +
+          '(metadata {source: "list", list_id}) and one that leaves it is unenrolled (reason list_change). null unlinks.',
+      ),
+    ),
+  ),
 });
 
 export const ListSequencesQuery = Query({ ...pageQuerySchema, status: Type.Optional(SequenceStatus) });

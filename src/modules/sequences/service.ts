@@ -7,6 +7,7 @@ import { errors, type FieldError } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { assertReferences } from '../../platform/http/references.ts';
 import { CONTACT } from '../contacts/service.ts';
+import { LIST } from '../lists/service.ts';
 import { unknownMergeFields } from './merge.ts';
 import { SMS_BODY_MAX } from './schemas.ts';
 import {
@@ -43,7 +44,7 @@ import {
 
 export type { Step } from './store.ts';
 
-export type Sequence = Omit<SequenceRow, 'org_id'>;
+export type Sequence = Omit<SequenceRow, 'org_id' | 'list_synced_version'>;
 export type Enrollment = Omit<
   EnrollmentRow,
   'org_id' | 'client_id' | 'lease_id' | 'lease_until' | 'attempts' | 'updated_at'
@@ -55,6 +56,7 @@ export interface SequenceInput {
   status?: 'draft' | 'active';
   steps?: Step[];
   sender_user_id?: string | null;
+  list_id?: string | null;
 }
 
 export interface SequencePatch {
@@ -63,10 +65,11 @@ export interface SequencePatch {
   status?: SequenceStatus;
   steps?: Step[];
   sender_user_id?: string | null;
+  list_id?: string | null;
 }
 
 export function toSequence(row: SequenceRow): Sequence {
-  const { org_id: _orgId, ...sequence } = row;
+  const { org_id: _orgId, list_synced_version: _synced, ...sequence } = row;
   return sequence;
 }
 
@@ -121,6 +124,7 @@ export function validateSteps(steps: Step[]): Step[] {
 /** `POST /sequences`. */
 export async function createSequence(trx: Trx, tenant: TenantScope, input: SequenceInput): Promise<Sequence> {
   const steps = validateSteps(input.steps ?? []);
+  await assertReferences(trx, tenant, [{ field: 'list_id', id: input.list_id, kind: LIST }]);
   const row = await insertSequence(trx, {
     id: newId(),
     org_id: tenant.orgId,
@@ -130,6 +134,7 @@ export async function createSequence(trx: Trx, tenant: TenantScope, input: Seque
     status: input.status ?? 'draft',
     steps: JSON.stringify(steps),
     sender_user_id: input.sender_user_id ?? null,
+    list_id: input.list_id?.toLowerCase() ?? null,
   });
   return toSequence(row);
 }
@@ -174,6 +179,8 @@ export function sequenceTotal(db: Executor, tenant: TenantScope, filter: { statu
 /**
  * `PATCH /sequences/{id}`. New steps apply to enrollments in flight from their current step on; one whose
  * current step is past the new end completes on its next tick. Archiving pauses the active enrollments.
+ * Linking a list (or re-activating a sequence that has one) has its whole list synced by the worker
+ * (`list-follow.ts`); unlinking stops following it and leaves the enrollments as they are.
  */
 export async function updateSequence(
   trx: Trx,
@@ -183,13 +190,32 @@ export async function updateSequence(
 ): Promise<Sequence> {
   const before = await lockSequence(trx, tenant, id);
   if (!before) throw errors.notFound('Sequence', id);
-  const { steps, ...fields } = patch;
-  const changes: Record<string, unknown> = changedFields<Record<string, unknown>>(before, fields);
+  const { steps, list_id: listId, ...fields } = patch;
+  const changes: Record<string, unknown> = changedFields<Record<string, unknown>>(before, {
+    ...fields,
+    list_id: listId?.toLowerCase() ?? listId,
+  });
   if (steps !== undefined) changes.steps = JSON.stringify(validateSteps(steps));
   if (!hasChanges(changes)) return toSequence(before);
+  if (changes.list_id)
+    await assertReferences(trx, tenant, [{ field: 'list_id', id: changes.list_id as string, kind: LIST }]);
+  const next = {
+    list_id: changes.list_id !== undefined ? (changes.list_id as string | null) : before.list_id,
+    status: (changes.status as SequenceStatus | undefined) ?? before.status,
+  };
+  if (resyncOnChange(before, next)) changes.list_synced_version = null;
   const after = await updateSequenceRow(trx, tenant, id, changes);
   if (after.status === 'archived' && before.status !== 'archived') await pauseEnrollmentsOf(trx, tenant, id);
   return toSequence(after);
+}
+
+/** A sequence linked to another list, or re-activated with one: the worker syncs its whole list again. */
+function resyncOnChange(
+  before: Pick<SequenceRow, 'list_id' | 'status'>,
+  after: Pick<SequenceRow, 'list_id' | 'status'>,
+): boolean {
+  if (after.list_id === null) return false;
+  return before.list_id !== after.list_id || (after.status === 'active' && before.status !== 'active');
 }
 
 /** `DELETE /sequences/{id}`: archived, and every active enrollment paused (`sequence_archived`). */
@@ -376,8 +402,13 @@ export type SequenceEvent =
   | 'sequence.completed'
   | 'sequence.contact_unenrolled';
 
-/** Every sequence event: the enrollment as the API returns it, its metadata echoed as the event's. */
+/**
+ * Every sequence event: the enrollment as the API returns it, its metadata echoed as the event's;
+ * `sequence.contact_unenrolled` also says why (`reason`: reply_received, manual, unsubscribed, list_change).
+ */
 export function emitEnrollmentEvent(trx: Trx, type: SequenceEvent, row: EnrollmentRow) {
   const enrollment = toEnrollment(row);
-  return emit(trx, { orgId: row.org_id, clientId: row.client_id }, type, { enrollment }, row.metadata);
+  const data =
+    type === 'sequence.contact_unenrolled' ? { enrollment, reason: row.paused_reason } : { enrollment };
+  return emit(trx, { orgId: row.org_id, clientId: row.client_id }, type, data, row.metadata);
 }

@@ -17,6 +17,8 @@ declare module '../../platform/db/schema.ts' {
     sequence_enrollments: EnrollmentsTable;
     sequence_step_sends: StepSendsTable;
     sequence_email_unsubscribes: EmailUnsubscribesTable;
+    sequence_list_members: ListMembersTable;
+    sequence_list_marks: ListMarksTable;
   }
 }
 
@@ -40,8 +42,30 @@ export interface SequencesTable {
   status: SequenceStatus;
   steps: Json<Step[]>;
   sender_user_id: string | null;
+  /** The CRM list it follows: its members are enrolled while it is active (`list-follow.ts`). */
+  list_id: string | null;
+  /** The list's version its membership reflects; null: the whole list is to be synced. */
+  list_synced_version: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+export interface ListMembersTable {
+  org_id: string;
+  client_id: string;
+  sequence_id: string;
+  contact_id: string;
+  enrollment_id: string | null;
+  list_id: string;
+  joined_at: Generated<Date>;
+}
+
+export interface ListMarksTable {
+  org_id: string;
+  id: Generated<string>;
+  client_id: string;
+  contact_id: string;
+  marked_at: Generated<Date>;
 }
 
 export interface EnrollmentsTable {
