@@ -1,0 +1,246 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Logger } from 'pino';
+import { newId } from '../db/ids.ts';
+import type { Db, Executor, Trx } from '../db/pool.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { Loop } from './runner.ts';
+
+/**
+ * Leased work: the one way a worker loop takes rows to work on. A row is due when the declaration's
+ * condition holds and its `lease_until` has passed; a claim (one statement, `FOR UPDATE SKIP LOCKED`,
+ * committed at once) sets `lease_id` to a new id, `lease_until` to now + the lease and counts the
+ * attempt. The unit of work runs outside any transaction and ends through its `Lease`, whose writes
+ * are fenced by `lease_id`: a worker whose lease ran out (paused, or thought dead) changes nothing
+ * once another worker took the row. A worker killed mid-way leaves its rows leased; when the lease
+ * ends the next claim takes them again.
+ *
+ * The columns, named once here; a table with two kinds of leased work on a row prefixes them
+ * (`send_lease_id`, `report_lease_id`):
+ * - `lease_id uuid`: the fencing token of the claim holding the row, NULL when none does;
+ * - `lease_until timestamptz`: when the row may next be claimed (now for new work, the lease's end,
+ *   the end of a back-off or of a "maybe done" grace), NULL when nothing is left to do;
+ * - `attempts integer NOT NULL DEFAULT 0`: claims made, counted at claim;
+ * - `state text`, only for work with a "maybe done" state: `'unconfirmed'` while an outside call
+ *   (without an idempotency key) may or may not have happened; its own answer settles the row, or,
+ *   once `lease_until` passes, the loop's sweep settles it, once.
+ */
+
+/** The lease columns of one kind of leased work. */
+export interface LeaseColumns {
+  id: string;
+  until: string;
+  attempts: string;
+  state: string;
+}
+
+export function leaseColumns(prefix = ''): LeaseColumns {
+  return {
+    id: `${prefix}lease_id`,
+    until: `${prefix}lease_until`,
+    attempts: `${prefix}attempts`,
+    state: `${prefix}state`,
+  };
+}
+
+/** What every leased row has: the table's key (the Citus rule: `org_id` in it). */
+export interface LeasedRow {
+  org_id: string;
+  id: string;
+}
+
+/** The handle of one claimed row. Every write through it holds only while the lease does. */
+export interface Lease<Row extends LeasedRow> {
+  readonly row: Row;
+  /** The fencing token. */
+  readonly id: string;
+  /** This claim's attempt, from 1. */
+  readonly attempt: number;
+  /** Locks the row if this lease still holds it; false when another worker took it over. */
+  held(trx: Trx): Promise<boolean>;
+  /** Runs `work` in a transaction holding the row (see `held`); null, with nothing written, when the lease was lost. */
+  inTransaction<T>(work: (trx: Trx) => Promise<T>): Promise<T | null>;
+  /** Nothing left to do: the row is no longer due. Its own state (`sent`, `placed`) is the module's to write. */
+  complete(trx?: Trx): Promise<boolean>;
+  /** Due again after `delayMs`. */
+  retry(delayMs: number, trx?: Trx): Promise<boolean>;
+  /** The outside call may have happened: never again; its answer or, after `graceMs`, the sweep settles it. */
+  unconfirmed(graceMs: number, trx?: Trx): Promise<boolean>;
+}
+
+export interface LeasedWork<Row extends LeasedRow> {
+  /** The loop's name (metrics, logs). */
+  name: string;
+  /** How long an idle worker waits before it looks again. */
+  intervalMs: number;
+  table: string;
+  /** For a table with more than one kind of leased work: the columns' prefix (`send_`). */
+  prefix?: string;
+  /** Which rows are due, besides their lease having run out; the table is aliased `t`. */
+  due: RawBuilder<unknown>;
+  /** The order rows are claimed in; `t.lease_until` (oldest due first) unless said otherwise. */
+  order?: RawBuilder<unknown>;
+  /** More columns a claim sets (`status = 'processing'`), on the table aliased `t`. */
+  onClaim?: RawBuilder<unknown>;
+  leaseMs: number;
+  /** Rows claimed at once. */
+  batch: number;
+  /** Units of work run at once, from one claim (a bounded pool); the batch unless said otherwise. */
+  concurrency?: number;
+  /**
+   * A unit of work that throws is retried after `backoffMs(attempt)`, until `max` attempts are made;
+   * then (or when a row is claimed past `max`: its workers died every time) `exhausted` ends it.
+   */
+  attempts: { max: number; backoffMs: (attempt: number) => number };
+  /** What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out. */
+  work(lease: Lease<Row>): Promise<void>;
+  /** A row whose attempts are spent; it should end the lease (`complete`, or writes under `held`). */
+  exhausted(lease: Lease<Row>, error: unknown): Promise<void>;
+  /** Settles a row left "maybe done" past its grace; with it, the loop also sweeps those rows. */
+  settleUnconfirmed?(lease: Lease<Row>): Promise<void>;
+  /** Its own claim (a prepared statement with joins, say), to the same contract as the default. */
+  claim?(db: Db, lease: { id: string; ms: number }, limit: number): Promise<Row[]>;
+}
+
+/** A `Loop` for the runner: each run sweeps "maybe done" rows past their grace, then claims a batch. */
+export function leasedLoop<Row extends LeasedRow>(db: Db, work: LeasedWork<Row>, log: Logger): Loop {
+  const leased = new LeasedTable<Row>(work);
+  return {
+    name: work.name,
+    intervalMs: work.intervalMs,
+    run: async () => {
+      if (work.settleUnconfirmed) {
+        const settle = work.settleUnconfirmed.bind(work);
+        const unconfirmed = await leased.claimUnconfirmed(db, work.batch);
+        await eachBounded(unconfirmed, work.concurrency ?? work.batch, (lease) =>
+          settle(lease).catch((error) =>
+            log.error({ err: error, loop: work.name, id: lease.row.id }, 'settling unconfirmed work failed'),
+          ),
+        );
+      }
+      const leases = await leased.claim(db, work.batch);
+      await eachBounded(leases, work.concurrency ?? work.batch, (lease) => runUnit(work, lease, log));
+      return leases.length === work.batch;
+    },
+  };
+}
+
+async function runUnit<Row extends LeasedRow>(work: LeasedWork<Row>, lease: Lease<Row>, log: Logger) {
+  const { max, backoffMs } = work.attempts;
+  try {
+    if (lease.attempt > max) {
+      await work.exhausted(lease, new Error(`Not finished in ${max} attempts.`));
+      return;
+    }
+    try {
+      await work.work(lease);
+    } catch (error) {
+      log.warn(
+        { err: error, loop: work.name, id: lease.row.id, attempt: lease.attempt },
+        'leased work failed',
+      );
+      if (lease.attempt >= max) await work.exhausted(lease, error);
+      else await lease.retry(backoffMs(lease.attempt));
+    }
+  } catch (error) {
+    // Unrecorded: the lease runs out and the row is claimed again.
+    log.error({ err: error, loop: work.name, id: lease.row.id }, 'recording leased work failed');
+  }
+}
+
+/** The statements of one kind of leased work. */
+export class LeasedTable<Row extends LeasedRow> {
+  private readonly columns: LeaseColumns;
+
+  constructor(
+    private readonly work: Pick<
+      LeasedWork<Row>,
+      'table' | 'prefix' | 'due' | 'order' | 'onClaim' | 'leaseMs' | 'claim'
+    >,
+  ) {
+    this.columns = leaseColumns(work.prefix);
+  }
+
+  /** Claims up to `limit` due rows under one new lease. */
+  async claim(db: Db, limit: number): Promise<Lease<Row>[]> {
+    const lease = { id: newId(), ms: this.work.leaseMs };
+    const rows = this.work.claim
+      ? await this.work.claim(db, lease, limit)
+      : await this.claimWhere(db, lease, this.work.due, limit, true);
+    return rows.map((row) => this.lease(db, row, lease.id));
+  }
+
+  /** Claims up to `limit` rows left "maybe done" whose grace has passed (their attempts are not counted). */
+  async claimUnconfirmed(db: Db, limit: number): Promise<Lease<Row>[]> {
+    const lease = { id: newId(), ms: this.work.leaseMs };
+    const due = sql`t.${sql.id(this.columns.state)} = 'unconfirmed'`;
+    const rows = await this.claimWhere(db, lease, due, limit, false);
+    return rows.map((row) => this.lease(db, row, lease.id));
+  }
+
+  private async claimWhere(
+    db: Db,
+    lease: { id: string; ms: number },
+    due: RawBuilder<unknown>,
+    limit: number,
+    count: boolean,
+  ): Promise<Row[]> {
+    const { id, until, attempts } = this.columns;
+    const table = sql.table(this.work.table);
+    const order = this.work.order ?? sql`t.${sql.id(until)}`;
+    const counted = count ? sql`, ${sql.id(attempts)} = t.${sql.id(attempts)} + 1` : sql``;
+    const more = count && this.work.onClaim ? sql`, ${this.work.onClaim}` : sql``;
+    const { rows } = await sql<Row>`
+      UPDATE ${table} t SET ${sql.id(id)} = ${lease.id}::uuid,
+        ${sql.id(until)} = now() + ${lease.ms}::float8 * interval '1 millisecond'${counted}${more}
+      FROM (SELECT t.org_id, t.id FROM ${table} t
+        WHERE ${due} AND t.${sql.id(until)} <= now()
+        ORDER BY ${order} LIMIT ${limit}::int FOR UPDATE OF t SKIP LOCKED) due
+      WHERE t.org_id = due.org_id AND t.id = due.id
+      RETURNING t.*`.execute(db);
+    return rows;
+  }
+
+  /** The handle of a row claimed under `leaseId`. */
+  lease(db: Db, row: Row, leaseId: string): Lease<Row> {
+    const { id, until, attempts, state } = this.columns;
+    const table = sql.table(this.work.table);
+    const fence = sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
+    const update = async (set: RawBuilder<unknown>, trx?: Trx) => {
+      const result = await sql`UPDATE ${table} SET ${set} WHERE ${fence}`.execute(trx ?? (db as Executor));
+      return Number(result.numAffectedRows ?? 0) > 0;
+    };
+    const handle: Lease<Row> = {
+      row,
+      id: leaseId,
+      attempt: Number((row as unknown as Record<string, unknown>)[attempts] ?? 0),
+      held: async (trx) => {
+        const { rows } = await sql`SELECT 1 FROM ${table} WHERE ${fence} FOR UPDATE`.execute(trx);
+        return rows.length > 0;
+      },
+      inTransaction: (work) =>
+        inTransaction(db, async (trx) => ((await handle.held(trx)) ? await work(trx) : null)),
+      complete: (trx) => update(sql`${sql.id(id)} = NULL, ${sql.id(until)} = NULL`, trx),
+      retry: (delayMs, trx) =>
+        update(
+          sql`${sql.id(id)} = NULL, ${sql.id(until)} = now() + ${delayMs}::float8 * interval '1 millisecond'`,
+          trx,
+        ),
+      unconfirmed: (graceMs, trx) =>
+        update(
+          sql`${sql.id(id)} = NULL, ${sql.id(state)} = 'unconfirmed',
+            ${sql.id(until)} = now() + ${graceMs}::float8 * interval '1 millisecond'`,
+          trx,
+        ),
+    };
+    return handle;
+  }
+}
+
+/** Runs `each` over `items`, at most `size` at a time. */
+async function eachBounded<T>(items: T[], size: number, each: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await each(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, lane));
+}
