@@ -1,8 +1,9 @@
 -- AI jobs: pre-call briefs and lead enrichments, asked for over the API and run by a worker loop.
 -- A job is debited its FUEL in the transaction that creates it (the job's id is the debit's cause) and
--- refunded, once, if it fails. The loop claims due jobs with a lease (`lease_id` fencing token,
--- `lease_until`, `attempts` counted at claim): a worker that dies mid-job leaves the job to be claimed
--- again once its lease is over.
+-- refunded, once, if it fails. The loop is a leased loop (src/platform/jobs/leased.ts): `lease_id`
+-- fencing token, `lease_until` (when the job may next be claimed: now for a new job, NULL once it
+-- ended), `attempts` counted at claim. A worker that dies mid-job leaves the job to be claimed again
+-- once its lease is over.
 
 CREATE TABLE ai_jobs (
   org_id uuid NOT NULL,
@@ -20,10 +21,8 @@ CREATE TABLE ai_jobs (
   fuel_cost integer NOT NULL CHECK (fuel_cost >= 0),
   metadata jsonb NOT NULL DEFAULT '{}',
   lease_id uuid,
-  lease_until timestamptz,
+  lease_until timestamptz DEFAULT now(),
   attempts integer NOT NULL DEFAULT 0,
-  -- When the loop may claim it: at creation, or when the lease of a claim is over.
-  due_at timestamptz NOT NULL DEFAULT now(),
   created_at timestamptz NOT NULL DEFAULT now(),
   completed_at timestamptz,
   PRIMARY KEY (org_id, id),
@@ -32,8 +31,8 @@ CREATE TABLE ai_jobs (
   CHECK ((status = 'failed') = (error_code IS NOT NULL))
 );
 
--- The loop's claim: due jobs still to do.
-CREATE INDEX ai_jobs_due ON ai_jobs (due_at) WHERE status IN ('pending', 'running');
+-- The loop's claim: jobs still to do, oldest due first.
+CREATE INDEX ai_jobs_due ON ai_jobs (lease_until) WHERE status IN ('pending', 'running');
 -- GET /ai/jobs, newest first, and its subject filter.
 CREATE INDEX ai_jobs_list ON ai_jobs (org_id, client_id, id DESC);
 CREATE INDEX ai_jobs_subject ON ai_jobs (org_id, client_id, subject_id, id DESC);

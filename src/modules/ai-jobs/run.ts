@@ -1,8 +1,8 @@
-import type { Logger } from 'pino';
+import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Db, Trx } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
+import type { Lease, LeasedWork } from '../../platform/jobs/leased.ts';
 import {
   type BriefSource,
   type EnrichmentProposal,
@@ -14,23 +14,16 @@ import { patchCompany } from '../companies/service.ts';
 import { patchContact } from '../contacts/service.ts';
 import { refundFuel } from '../fuel/service.ts';
 import { fuelCauseOf, toJob } from './service.ts';
-import {
-  type AiJobRow,
-  claimDueJobs,
-  finishJob,
-  lockLeased,
-  readBriefSource,
-  readEnrichmentSource,
-} from './store.ts';
+import { type AiJobRow, finishJob, readBriefSource, readEnrichmentSource } from './store.ts';
 
 /**
- * The AI job loop. A worker claims due jobs under a lease (one committed statement), reads each job's
- * source and calls the model outside any transaction, then ends the job in one transaction fenced by
- * its lease: the result (and, for an enrichment with `apply`, the writes into empty fields), or the
- * failure with its FUEL refunded, with the job's event. A worker killed mid-job leaves it `running`
- * until its lease is over; another worker then claims it again. A job claimed more than
- * `maxAttempts` times fails (`worker_lost`); a model that cannot answer fails it at once
- * (`ai_unavailable`), as a gist request fails.
+ * The AI job loop, a leased loop (`src/platform/jobs/leased.ts`): a worker claims due jobs under a
+ * lease, reads each job's source and calls the model outside any transaction, then ends the job in one
+ * transaction fenced by its lease: the result (and, for an enrichment with `apply`, the writes into
+ * empty fields), or the failure with its FUEL refunded, with the job's event. A worker killed mid-job
+ * leaves it `running` until its lease is over; another worker then claims it again. A model that
+ * cannot answer fails the job at once (`ai_unavailable`), as a gist request fails; any other error is
+ * retried, and a job claimed `maxAttempts` times without finishing fails (`worker_lost`).
  */
 
 export interface AiJobContext {
@@ -38,21 +31,31 @@ export interface AiJobContext {
   llm: LlmProvider;
   leaseMs: number;
   maxAttempts: number;
-  log: Logger;
+  pollMs: number;
 }
 
 const BATCH = 8;
+const RETRY_MS = 1000;
 
 const COMPLETED_EVENT = {
   precall_brief: 'ai.precall_brief.completed',
   lead_enrichment: 'ai.lead_enrichment.completed',
 } as const;
 
-/** One round of the loop; true when there may be more due right away. */
-export async function runDueJobs(context: AiJobContext): Promise<boolean> {
-  const jobs = await claimDueJobs(context.db, context.leaseMs, BATCH);
-  await Promise.all(jobs.map((job) => runJob(context, job)));
-  return jobs.length === BATCH;
+export function aiJobWork(context: AiJobContext): LeasedWork<AiJobRow> {
+  return {
+    name: 'ai_jobs',
+    intervalMs: context.pollMs,
+    table: 'ai_jobs',
+    due: sql`t.status IN ('pending', 'running')`,
+    onClaim: sql`status = 'running'`,
+    leaseMs: context.leaseMs,
+    batch: BATCH,
+    attempts: { max: context.maxAttempts, backoffMs: () => RETRY_MS },
+    work: (lease) => runJob(context, lease),
+    exhausted: (lease) =>
+      fail(lease, 'worker_lost', `The job did not finish in ${context.maxAttempts} attempts.`),
+  };
 }
 
 class JobFailure extends Error {
@@ -64,11 +67,10 @@ class JobFailure extends Error {
   }
 }
 
-export async function runJob(context: AiJobContext, job: AiJobRow): Promise<void> {
+export async function runJob(context: AiJobContext, lease: Lease<AiJobRow>): Promise<void> {
+  const job = lease.row;
   const tenant = tenantOf(job);
   try {
-    if (job.attempts > context.maxAttempts)
-      throw new JobFailure('worker_lost', `The job did not finish in ${context.maxAttempts} attempts.`);
     if (job.kind === 'precall_brief') {
       const source = await readBriefSource(context.db, tenant, job.subject_id);
       if (!source) throw subjectGone(job);
@@ -76,10 +78,7 @@ export async function runJob(context: AiJobContext, job: AiJobRow): Promise<void
         ...(source as BriefSource),
         purpose: job.input.purpose ?? null,
       });
-      await complete(context.db, job, async () => ({
-        brief: written.brief,
-        talking_points: written.talking_points,
-      }));
+      await complete(lease, async () => ({ brief: written.brief, talking_points: written.talking_points }));
       return;
     }
     const read = await readEnrichmentSource(context.db, tenant, {
@@ -92,36 +91,36 @@ export async function runJob(context: AiJobContext, job: AiJobRow): Promise<void
       ? await context.llm.proposeEnrichment(source as EnrichmentSource)
       : { proposals: [] };
     const wanted = proposals.filter((proposal) => source.empty_fields.includes(proposal.field as never));
-    await complete(context.db, job, async (trx) => ({
+    await complete(lease, async (trx) => ({
       proposals: wanted,
       applied: job.input.apply ? await applyProposals(trx, tenant, job, wanted) : [],
     }));
   } catch (error) {
-    if (error instanceof JobFailure) return fail(context.db, job, error.code, error.message);
-    if (error instanceof LlmUnavailableError) return fail(context.db, job, 'ai_unavailable', error.message);
-    // Anything else (the database went away): the job stays leased and is run again once the lease is over.
-    context.log.error(
-      { err: error, jobId: job.id, attempt: job.attempts },
-      'AI job failed; it will be retried',
-    );
+    if (error instanceof JobFailure) return fail(lease, error.code, error.message);
+    if (error instanceof LlmUnavailableError) return fail(lease, 'ai_unavailable', error.message);
+    throw error;
   }
 }
 
 /** The job's result, its writes and its event, if this worker's lease still holds the job. */
-async function complete(db: Db, job: AiJobRow, work: (trx: Trx) => Promise<unknown>): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    if (!(await lockLeased(trx, job))) return;
+async function complete(lease: Lease<AiJobRow>, work: (trx: Trx) => Promise<unknown>): Promise<void> {
+  await lease.inTransaction(async (trx) => {
     const result = await work(trx);
-    const done = await finishJob(trx, job, { status: 'completed', result });
+    const done = await finishJob(trx, lease.row, { status: 'completed', result });
+    await lease.complete(trx);
     await emit(trx, tenantOf(done), COMPLETED_EVENT[done.kind], { ...toJob(done) }, done.metadata);
   });
 }
 
 /** Fails the job, refunds its FUEL (once: the refund's cause is the job) and says so with `ai.job.failed`. */
-async function fail(db: Db, job: AiJobRow, code: string, message: string): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    if (!(await lockLeased(trx, job))) return;
-    const failed = await finishJob(trx, job, { status: 'failed', errorCode: code, errorMessage: message });
+async function fail(lease: Lease<AiJobRow>, code: string, message: string): Promise<void> {
+  await lease.inTransaction(async (trx) => {
+    const failed = await finishJob(trx, lease.row, {
+      status: 'failed',
+      errorCode: code,
+      errorMessage: message,
+    });
+    await lease.complete(trx);
     await emit(
       trx,
       tenantOf(failed),

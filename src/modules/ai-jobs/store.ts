@@ -33,9 +33,8 @@ export interface AiJobsTable {
   fuel_cost: number;
   metadata: Generated<Record<string, unknown>>;
   lease_id: string | null;
-  lease_until: Date | null;
+  lease_until: Generated<Date | null>;
   attempts: Generated<number>;
-  due_at: Generated<Date>;
   created_at: Generated<Date>;
   completed_at: Date | null;
 }
@@ -75,7 +74,6 @@ export function insertJob(trx: Trx, tenant: TenantScope, job: NewAiJob): Promise
       fuel_cost: job.fuelCost,
       metadata: JSON.stringify(job.metadata) as unknown as Record<string, unknown>,
       lease_id: null,
-      lease_until: null,
       completed_at: null,
     })
     .returningAll()
@@ -112,43 +110,7 @@ export function listJobs(db: Executor, tenant: TenantScope, filter: AiJobFilter,
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
-/**
- * Claims up to `batch` due jobs of every tenant: pending ones and running ones whose worker's lease
- * ran out. Each becomes `running` under a new lease (`lease_id`, `lease_until`), its attempt counted.
- * One statement, committed at once, so the lease holds whatever happens to the worker.
- */
-export async function claimDueJobs(db: Executor, leaseMs: number, batch: number): Promise<AiJobRow[]> {
-  const { rows } = await sql<AiJobRow>`
-    UPDATE ai_jobs j
-    SET status = 'running', attempts = j.attempts + 1, lease_id = gen_random_uuid(),
-        lease_until = now() + make_interval(secs => ${leaseMs / 1000}),
-        due_at = now() + make_interval(secs => ${leaseMs / 1000})
-    FROM (
-      SELECT org_id, id FROM ai_jobs
-      WHERE status IN ('pending', 'running') AND due_at <= now()
-      ORDER BY due_at
-      LIMIT ${batch}
-      FOR UPDATE SKIP LOCKED
-    ) due
-    WHERE j.org_id = due.org_id AND j.id = due.id
-    RETURNING j.*`.execute(db);
-  return rows;
-}
-
-/** The job, locked, if this lease still holds it: a worker whose lease ran out finds nothing. */
-export function lockLeased(trx: Trx, job: Pick<AiJobRow, 'org_id' | 'id' | 'lease_id'>) {
-  return trx
-    .selectFrom('ai_jobs')
-    .selectAll()
-    .where('org_id', '=', job.org_id)
-    .where('id', '=', job.id)
-    .where('status', '=', 'running')
-    .where('lease_id', '=', job.lease_id)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-/** Ends a job held (locked by `lockLeased`) as completed with its result, or failed with its error. */
+/** Ends a job held by its lease as completed with its result, or failed with its error. */
 export function finishJob(
   trx: Trx,
   job: Pick<AiJobRow, 'org_id' | 'id'>,
@@ -164,8 +126,6 @@ export function finishJob(
       error_code: end.status === 'failed' ? end.errorCode : null,
       error_message: end.status === 'failed' ? end.errorMessage : null,
       completed_at: sql<Date>`now()`,
-      lease_id: null,
-      lease_until: null,
     })
     .where('org_id', '=', job.org_id)
     .where('id', '=', job.id)
