@@ -10780,6 +10780,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -10894,6 +10895,8 @@ export interface operations {
                     scheduled_start_at?: string | null;
                     /** @description Default true. */
                     voicemail_enabled?: boolean;
+                    /** @description Before the first dial of each prospect, ask for a pre-call brief (1 FUEL) and hand it to the call as its context; default false. A brief that fails or is late does not stop the dial. */
+                    precall_brief?: boolean;
                     cal_com_booking_url?: string | null;
                     post_call_email?: string | null;
                     /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's. */
@@ -10942,6 +10945,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -11075,6 +11079,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -11227,6 +11232,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Before the first dial of each prospect, ask for a pre-call brief (1 FUEL) and hand it to the call as its context; default false. A brief that fails or is late does not stop the dial. */
+                    precall_brief?: boolean;
                     /** @description draft, scheduled, active, paused, completed, cancelled, archived */
                     status?: "draft" | "scheduled" | "active" | "paused" | "completed" | "cancelled" | "archived";
                     name?: string;
@@ -11295,6 +11302,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */

@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
-import { errors } from '../../platform/http/errors.ts';
+import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { EnrichmentProposal } from '../../providers/llm/index.ts';
 import { COMPANY } from '../companies/service.ts';
@@ -117,4 +118,39 @@ export async function searchJobs(
 /** The FUEL cause of a job: its debit and its refund, each at most once. */
 export function fuelCauseOf(jobId: string) {
   return { referenceType: 'ai_job', referenceId: jobId };
+}
+
+/**
+ * Asks for a contact's pre-call brief on behalf of another module (the SDR dialer), in its
+ * transaction; null, with nothing written, when the org has no FUEL for it (the caller goes on without).
+ */
+export async function requestPrecallBrief(
+  trx: Trx,
+  tenant: TenantScope,
+  contactId: string,
+  metadata: Record<string, unknown>,
+  fuelCost: number,
+): Promise<AiJob | null> {
+  // The job is written before its debit refuses it: a savepoint undoes the job, not the caller's work.
+  await sql`SAVEPOINT precall_brief`.execute(trx);
+  try {
+    const job = await requestJob(
+      trx,
+      tenant,
+      {
+        kind: 'precall_brief',
+        subject: { type: 'contact', id: contactId },
+        input: { purpose: null },
+        metadata,
+      },
+      fuelCost,
+    );
+    await sql`RELEASE SAVEPOINT precall_brief`.execute(trx);
+    return job;
+  } catch (error) {
+    if (!(error instanceof ApiError) || (error.code !== 'fuel_exhausted' && error.code !== 'not_found'))
+      throw error;
+    await sql`ROLLBACK TO SAVEPOINT precall_brief`.execute(trx);
+    return null;
+  }
 }

@@ -55,6 +55,7 @@ async function placeCall(context: PlacementContext, call: CallRow): Promise<void
       agent: placement.agent,
       voicemail: placement.voicemail,
       metadata: placement.metadata,
+      context: placement.context ?? null,
     });
     await settlePlacement(db, call.id, 'placed');
   } catch (error) {

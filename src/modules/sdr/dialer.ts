@@ -5,6 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { getOrg } from '../admin/service.ts';
+import { getJob, requestPrecallBrief } from '../ai-jobs/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
@@ -67,6 +68,8 @@ function senderOf(campaign: CampaignRow, settings: SettingsRow | undefined): Sen
 export interface DialerContext {
   db: Db;
   log: Logger;
+  /** Campaigns with `precall_brief`: what a brief costs and how long a first dial waits for it. */
+  briefs?: BriefOptions;
 }
 
 /** One tick of the dialer. */
@@ -74,7 +77,7 @@ export async function dialerTick(context: DialerContext): Promise<void> {
   const now = new Date();
   await activateDueCampaigns(context.db, now);
   for (const { id } of await activeCampaigns(context.db)) {
-    await inTransaction(context.db, (trx) => dialCampaign(trx, context.log, id, now));
+    await inTransaction(context.db, (trx) => dialCampaign(trx, context.log, id, now, context.briefs));
   }
 }
 
@@ -82,7 +85,13 @@ export async function dialerTick(context: DialerContext): Promise<void> {
  * Dials what one campaign may dial now; false when another worker holds the campaign, it is not active,
  * or its org's `sdr_outbound` switch is off (calls in flight end normally; it resumes once back on).
  */
-export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, now: Date): Promise<boolean> {
+export async function dialCampaign(
+  trx: Trx,
+  log: Logger,
+  campaignId: string,
+  now: Date,
+  briefs: BriefOptions = DEFAULT_BRIEFS,
+): Promise<boolean> {
   let campaign = await claimActiveCampaign(trx, campaignId);
   if (!campaign) return false;
   if (!(await getOrg(trx, campaign.org_id)).features.sdr_outbound) return false;
@@ -111,7 +120,8 @@ export async function dialCampaign(trx: Trx, log: Logger, campaignId: string, no
     for (const prospect of picked.ready) {
       let dialed: boolean;
       try {
-        dialed = await dialProspect(trx, campaign, sender, prospect, contacts.get(prospect.contact_id), now);
+        const contact = contacts.get(prospect.contact_id);
+        dialed = await dialProspect(trx, campaign, sender, prospect, contact, now, briefs);
       } catch (error) {
         // The campaign cannot dial (its number or agent is gone): it stays active and is tried next tick.
         if (!(error instanceof ApiError)) throw error;
@@ -187,6 +197,7 @@ async function dialProspect(
   prospect: ProspectRow,
   contact: DialableContact | undefined,
   now: Date,
+  briefs: BriefOptions,
 ) {
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   const skip = (reason: SkipReason) =>
@@ -205,6 +216,10 @@ async function dialProspect(
     await skip(blocked === 'opted_out' ? 'opted_out' : 'do_not_call');
     return false;
   }
+  const brief = campaign.precall_brief
+    ? await precallBrief(trx, campaign, prospect, contact, now, briefs)
+    : null;
+  if (brief?.wait) return false;
   const attempt = prospect.attempts + 1;
   const { call } = await startOutboundCall(trx, scope, {
     causeKey: `sdr:${prospect.id}:${attempt}`,
@@ -222,6 +237,7 @@ async function dialProspect(
     prospectId: prospect.id,
     metadata: { sdr_campaign_id: campaign.id, prospect_id: prospect.id, contact_id: prospect.contact_id },
     eventMetadata: { ...campaign.metadata, ...prospect.metadata },
+    context: brief?.text ?? null,
   });
   await updateProspect(trx, prospect.id, {
     status: 'queued',
@@ -232,6 +248,47 @@ async function dialProspect(
     call_ids: [...prospect.call_ids, call.id],
   });
   return true;
+}
+
+export interface BriefOptions {
+  fuelCost: number;
+  waitMs: number;
+}
+
+const DEFAULT_BRIEFS: BriefOptions = { fuelCost: 1, waitMs: 120_000 };
+
+/**
+ * The pre-call brief of a prospect's first dial: asked for once (the prospect keeps the job's id),
+ * then waited for, the prospect staying due, until it is written or `waitMs` has passed. A brief that
+ * failed, is late, or could not be asked for (no FUEL) lets the dial go ahead without one.
+ */
+async function precallBrief(
+  trx: Trx,
+  campaign: CampaignRow,
+  prospect: ProspectRow,
+  contact: DialableContact,
+  now: Date,
+  briefs: BriefOptions,
+): Promise<{ wait: boolean; text: string | null }> {
+  if (prospect.attempts > 0) return { wait: false, text: null };
+  const tenant = { orgId: campaign.org_id, clientId: contact.client_id };
+  if (!prospect.brief_requested_at) {
+    const job = await requestPrecallBrief(
+      trx,
+      tenant,
+      prospect.contact_id,
+      { sdr_campaign_id: campaign.id, prospect_id: prospect.id },
+      briefs.fuelCost,
+    );
+    await updateProspect(trx, prospect.id, { brief_job_id: job?.id ?? null, brief_requested_at: now });
+    return { wait: job !== null, text: null };
+  }
+  if (!prospect.brief_job_id) return { wait: false, text: null };
+  const job = await getJob(trx, tenant, prospect.brief_job_id);
+  if (job.status === 'completed' && job.result && 'brief' in job.result)
+    return { wait: false, text: job.result.brief };
+  const late = now.getTime() - prospect.brief_requested_at.getTime() >= briefs.waitMs;
+  return { wait: job.status !== 'failed' && !late, text: null };
 }
 
 /** A campaign that has dialed and has no prospect left to dial or in a call is completed. */

@@ -21,7 +21,11 @@ export function sdrJobs(platform: Platform): { tasks: Record<string, JobHandler>
         name: 'sdr_dialer',
         intervalMs: config.sdrTickMs,
         run: async () => {
-          await dialerTick({ db, log });
+          await dialerTick({
+            db,
+            log,
+            briefs: { fuelCost: config.aiJobFuelCost, waitMs: config.sdrPrecallBriefWaitMs },
+          });
           return false;
         },
       },
