@@ -76,12 +76,12 @@ export default async function aiKb(ctx: BenchContext): Promise<Section> {
   const clientId = tenantRows[0].house_client_id;
   for (let i = 0; i < DOCUMENTS; i++)
     await ctx.pool.query(
-      `INSERT INTO kb_documents (id, org_id, client_id, kb_id, title, source_type, content, status, due_at)
+      `INSERT INTO kb_documents (id, org_id, client_id, kb_id, title, source_type, content, status, lease_until)
        VALUES (gen_random_uuid(), $1, $2, $3, $4, 'manual', $5, 'pending', now() + interval '1 day')`,
       [orgId, clientId, kb.id, `Document ${i}`, prose(DOCUMENT_CHARACTERS, i)],
     );
   const started = performance.now();
-  await ctx.pool.query(`UPDATE kb_documents SET due_at = now() WHERE kb_id = $1`, [kb.id]);
+  await ctx.pool.query(`UPDATE kb_documents SET lease_until = now() WHERE kb_id = $1`, [kb.id]);
   for (;;) {
     const { rows } = await ctx.pool.query(
       `SELECT count(*) FILTER (WHERE status = 'ready')::int AS ready, count(*) FILTER (WHERE status = 'failed')::int AS failed

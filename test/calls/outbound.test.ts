@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { v7 } from 'uuid';
 import { campaignCallsInFlight } from '../../src/modules/calls/service.ts';
-import { claimDuePlacements } from '../../src/modules/calls/store.ts';
 import type { ApiError } from '../../src/platform/http/errors.ts';
 import { caller } from '../crm/crm-client.ts';
 import {
@@ -82,7 +81,19 @@ describe('outbound calls: started once per cause, placed by a worker', () => {
   test('a worker killed between creating and placing: once its lease is over, the next worker places the call', async () => {
     const { call } = await startCall(t, tenant, dialRequest({ agentId, from: FROM, to: to() }));
     // The dead worker: it claimed the call and never placed it.
-    const claimed = await claimDuePlacements(t.platform.db, LEASE_MS, 100);
+    const { LeasedTable } = await import('../../src/platform/jobs/leased.ts');
+    const { callPlacements } = await import('../../src/modules/calls/placement.ts');
+    const { callsVoice } = await import('../../src/modules/calls/voice.ts');
+    const context = {
+      db: t.platform.db,
+      voice: callsVoice(t.platform),
+      leaseMs: LEASE_MS,
+      pollMs: 0,
+      log: t.platform.log,
+    };
+    const claimed = (await new LeasedTable(callPlacements(context)).claim(t.platform.db, 100)).map(
+      (lease) => lease.row,
+    );
     assert.ok(claimed.some((row) => row.id === call.id));
     await workers(1);
     await sleep(LEASE_MS / 2);

@@ -264,8 +264,11 @@ describe('Retell webhooks at POST /hooks/retell', () => {
       }, 20_000);
       assert.equal(row.placement_attempts, 2, 'the second try learned the first may have dialed');
       assert.equal(standIn.requests.length, before + 1, 'dialed once');
-      const { rows } = await sql<{ run_at: Date }>`SELECT run_at FROM graphile_worker.jobs
-        WHERE key = ${`call_placement_watchdog:${call.id}`}`.execute(t.platform.db);
+      // The watchdog is the placement's "maybe done" lease: the loop's sweep ends the call after it.
+      const { rows } = await sql<{ run_at: Date }>`SELECT placement_lease_until AS run_at FROM calls
+        WHERE id = ${call.id} AND placement_state = 'unconfirmed' AND placement_lease_until > now()`.execute(
+        t.platform.db,
+      );
       assert.equal(rows.length, 1, 'a watchdog ends the call if no report ever comes');
       assert.equal((await client()('GET', `/calls/${call.id}`)).body.call.status, 'queued');
     } finally {

@@ -114,7 +114,7 @@ describe('leased work', () => {
     const started = Date.now();
     await Promise.all(
       workers.map(async (loop) => {
-        while (Date.now() - started < 20_000) {
+        while (Date.now() - started < 90_000) {
           const more = await loop.run();
           const left = await sql<{
             n: number;
@@ -312,7 +312,7 @@ describe('leased work', () => {
   });
 });
 
-async function eventuallyTrue(check: () => boolean, timeoutMs = 5000): Promise<void> {
+async function eventuallyTrue(check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > until) throw new Error('timed out');

@@ -304,7 +304,7 @@ describe('gists through an OpenAI-compatible endpoint', () => {
       const id = newId();
       await inTransaction(t.platform.db, async (trx) => {
         await sql`INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator,
-                    status, fuel_cost, claimed_until)
+                    status, fuel_cost, lease_until)
                   VALUES (${id}, ${tenant.orgId}, ${tenant.clientId}, 'contact', ${body.contact.id}, 'x', 'y',
                     'generating', 1, now() - interval '1 second')`.execute(trx);
         await debitFuel(trx, scope, { reason: 'gist', amount: 1, referenceType: 'gist', referenceId: id });
@@ -323,7 +323,7 @@ describe('gists through an OpenAI-compatible endpoint', () => {
     const swept = newId();
     await inTransaction(t.platform.db, async (trx) => {
       await sql`INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator,
-                  status, fuel_cost, claimed_until)
+                  status, fuel_cost, lease_until)
                 VALUES (${swept}, ${tenant.orgId}, ${tenant.clientId}, 'contact', ${other.body.contact.id}, 'x',
                   'y', 'generating', 1, now() - interval '1 second')`.execute(trx);
       await debitFuel(trx, scope, { reason: 'gist', amount: 1, referenceType: 'gist', referenceId: swept });

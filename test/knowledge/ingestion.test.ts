@@ -3,11 +3,12 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { jobRegistry } from '../../src/jobs.ts';
 import {
+  documentIngestion,
   type IngestContext,
   ingestDocument,
-  ingestDueDocuments,
+  ingestionLoop,
 } from '../../src/modules/knowledge/ingest.ts';
-import { claimDueDocuments } from '../../src/modules/knowledge/store.ts';
+import { LeasedTable } from '../../src/platform/jobs/leased.ts';
 import { startWorker, type Worker } from '../../src/platform/jobs/runner.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp } from '../helpers.ts';
@@ -35,6 +36,7 @@ describe('knowledge-base ingestion under failures', () => {
       storage: platform.storage,
       fetch: { maxBytes: config.kbFetchMaxBytes, timeoutMs: config.kbFetchTimeoutMs, allowPrivate: false },
       leaseMs: config.kbIngestLeaseMs,
+      pollMs: config.kbIngestPollMs,
       retrySchedule: config.kbIngestRetrySchedule,
       log: platform.log,
     };
@@ -101,7 +103,7 @@ describe('knowledge-base ingestion under failures', () => {
       'each document was claimed once',
     );
     // Running the ingestion again (a third worker, a repeated round) finds nothing to do.
-    assert.equal(await ingestDueDocuments(context), false);
+    assert.equal(await ingestionLoop(context).run(), false);
     for (const id of ids) assert.equal((await completedEvents(id)).length, 1);
     await Promise.all(workers.map(stop));
   });
@@ -110,8 +112,8 @@ describe('knowledge-base ingestion under failures', () => {
     const id = await addDocument('Orphan');
     // What a worker killed after claiming leaves behind: the document processing under its lease.
     const claimed = await claim(id);
-    assert.equal(claimed.status, 'processing');
-    assert.equal(claimed.attempts, 1);
+    assert.equal(claimed.row.status, 'processing');
+    assert.equal(claimed.row.attempts, 1);
     const second = await worker();
     const document = await settled(call, kb, id);
     assert.equal(document.status, 'ready');
@@ -143,8 +145,8 @@ describe('knowledge-base ingestion under failures', () => {
 
   /** Claims the document as a worker would (no worker runs meanwhile). */
   async function claim(id: string) {
-    const rows = await claimDueDocuments(t.platform.db, t.config.kbIngestLeaseMs, 100);
-    const mine = rows.find((row) => row.id === id);
+    const leases = await new LeasedTable(documentIngestion(context)).claim(t.platform.db, 100);
+    const mine = leases.find((lease) => lease.row.id === id);
     if (!mine) throw new Error('the document was not due');
     return mine;
   }

@@ -126,8 +126,10 @@ describe('POST /v1/sms/messages: accepted, billed and sent once', () => {
     const reply = await client('POST', '/sms/messages', { to: to(), body: 'lease' });
     const id = reply.body.message.id;
     // A worker claims it and dies before sending.
-    const { claimDueSends } = await import('../../src/modules/messaging/store.ts');
-    const claimed = await claimDueSends(t.platform.db, 300, 50);
+    const { LeasedTable } = await import('../../src/platform/jobs/leased.ts');
+    const { smsSends } = await import('../../src/modules/messaging/sender.ts');
+    const sends = new LeasedTable(smsSends(senderContext(t, countingProvider(t), { leaseMs: 300 })));
+    const claimed = (await sends.claim(t.platform.db, 50)).map((lease) => lease.row);
     assert.ok(claimed.some((row) => row.id === id));
     const provider = countingProvider(t);
     await drainSends(senderContext(t, provider));

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { messagingProvider, statusCallbackUrl } from '../../src/modules/messaging/provider.ts';
-import { applyDueReports, type SenderContext, sendDueMessages } from '../../src/modules/messaging/sender.ts';
+import { reportLoop, type SenderContext, sendLoop } from '../../src/modules/messaging/sender.ts';
 import type { OutboundSms, SmsProvider } from '../../src/providers/sms/index.ts';
 import { caller } from '../crm/crm-client.ts';
 import { adminCall, type TestApp, type TestTenant } from '../helpers.ts';
@@ -27,6 +27,7 @@ export function senderContext(t: TestApp, provider: SmsProvider, overrides: Part
     provider,
     leaseMs: t.config.smsSendLeaseMs,
     batch: t.config.smsSendBatch,
+    pollMs: t.config.smsSendPollMs,
     statusCallbackUrl: statusCallbackUrl(t.platform, provider),
     log: pino({ level: 'silent' }),
     ...overrides,
@@ -35,11 +36,13 @@ export function senderContext(t: TestApp, provider: SmsProvider, overrides: Part
 
 /** Runs the send loop until nothing is due. */
 export async function drainSends(context: SenderContext): Promise<void> {
-  while (await sendDueMessages(context)) {}
+  const loop = sendLoop(context);
+  while (await loop.run()) {}
 }
 
 export async function drainReports(context: SenderContext): Promise<void> {
-  while (await applyDueReports(context)) {}
+  const loop = reportLoop(context);
+  while (await loop.run()) {}
 }
 
 /** Gives the tenant's client a number and the org some FUEL. */

@@ -206,7 +206,7 @@ describe('Twilio: signed webhooks in, status callbacks never backwards', () => {
     // The grace runs out.
     await t.platform.db
       .updateTable('sms_messages')
-      .set({ send_after: new Date(Date.now() - 1000) })
+      .set({ send_lease_until: new Date(Date.now() - 1000) })
       .where('id', '=', second.id)
       .execute();
     await drainSends(senderContext(t, provider));

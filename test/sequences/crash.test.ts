@@ -59,7 +59,7 @@ describe('a worker process killed mid-tick', () => {
     const atKill = await sent();
     assert.ok(atKill < ENROLLMENTS * 2, `killed mid-tick (${atKill} of ${ENROLLMENTS * 2} steps sent)`);
     const { rows: leased } = await t.database.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM sequence_enrollments WHERE claimed_until > now() AND status = 'active'`,
+      `SELECT count(*)::int AS n FROM sequence_enrollments WHERE lease_until > now() AND status = 'active'`,
     );
     assert.ok(leased[0].n > 0, 'the dead worker left claims behind');
 

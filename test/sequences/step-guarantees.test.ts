@@ -2,13 +2,20 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sequenceTickContext } from '../../src/modules/sequences/jobs.ts';
 import { messagingSms, type SequenceSms } from '../../src/modules/sequences/sms.ts';
-import { claimDueEnrollments, lockClaimedEnrollment } from '../../src/modules/sequences/store.ts';
+import { lockClaimedEnrollment } from '../../src/modules/sequences/store.ts';
 import { runClaimedStep, runLockedStep } from '../../src/modules/sequences/tick.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
 import type { Call } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { smsSetup } from '../messaging/support.ts';
-import { enroll, newContact, newSequence, readEnrollment, stepSends } from './support.ts';
+import {
+  claimDueEnrollments,
+  enroll,
+  newContact,
+  newSequence,
+  readEnrollment,
+  stepSends,
+} from './support.ts';
 
 const FROM = '+14155550440';
 /** A lease that runs out at once: the claim it makes is stale by the time the test goes on. */

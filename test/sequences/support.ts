@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { type ClaimedEnrollment, dueSteps, type EnrollmentRow } from '../../src/modules/sequences/store.ts';
+import type { Db } from '../../src/platform/db/pool.ts';
+import { LeasedTable } from '../../src/platform/jobs/leased.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
 import { adminCall, eventually as eventuallyWithin, type TestApp, type TestTenant } from '../helpers.ts';
 
@@ -80,4 +83,17 @@ export function eventually<T>(
   stepMs?: number,
 ): Promise<T> {
   return eventuallyWithin(check, timeoutMs, stepMs);
+}
+
+/**
+ * What one worker's claim of the tick takes: up to `limit` due steps, leased for `leaseMs`; the claimed
+ * step of each. A test plays a worker that claimed and then died, or stalled past its lease.
+ */
+export async function claimDueEnrollments(
+  db: Db,
+  leaseMs: number,
+  limit: number,
+): Promise<ClaimedEnrollment[]> {
+  const leases = await new LeasedTable<EnrollmentRow>({ ...dueSteps, leaseMs }).claim(db, limit);
+  return leases.map(({ row }) => ({ id: row.id, current_step: row.current_step }));
 }

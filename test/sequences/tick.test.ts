@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { closeSequenceEmail, sequenceEmail, sequenceTickContext } from '../../src/modules/sequences/jobs.ts';
-import { claimDueEnrollments } from '../../src/modules/sequences/store.ts';
 import { runDueSteps } from '../../src/modules/sequences/tick.ts';
 import { unsubscribeToken } from '../../src/modules/sequences/unsubscribe.ts';
 import { unsubscribeKeys } from '../../src/modules/sequences/unsubscribe-routes.ts';
@@ -10,6 +9,7 @@ import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
 import {
+  claimDueEnrollments,
   enroll,
   eventually,
   newContact,

@@ -1,17 +1,19 @@
 import type { Platform } from '../../platform/context.ts';
-import type { JobHandler } from '../../platform/jobs/runner.ts';
-import { sweepExpiredClaims } from './service.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
+import { SWEEP_BATCH, sweepExpiredClaims } from './service.ts';
 
-export const GIST_CLAIMS_SWEEP_TASK = 'gist_claims_sweep';
+/** How often each worker looks for gist generations whose process died. */
+const SWEEP_MS = 60_000;
 
-/** Gives up, and refunds, gist generations whose process died (every minute). */
-export function gistJobs(platform: Platform): { tasks: Record<string, JobHandler>; crontab: string[] } {
+/** Gives up, and refunds, gist generations whose process died (each worker looks every minute). */
+export function gistJobs(platform: Platform): { loops: Loop[] } {
   return {
-    tasks: {
-      [GIST_CLAIMS_SWEEP_TASK]: async () => {
-        await sweepExpiredClaims(platform.db);
+    loops: [
+      {
+        name: 'gist_claims',
+        intervalMs: SWEEP_MS,
+        run: async () => (await sweepExpiredClaims(platform.db)) === SWEEP_BATCH,
       },
-    },
-    crontab: [`* * * * * ${GIST_CLAIMS_SWEEP_TASK}`],
+    ],
   };
 }

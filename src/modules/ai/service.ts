@@ -5,6 +5,7 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { errors } from '../../platform/http/errors.ts';
+import { type Lease, LeasedTable } from '../../platform/jobs/leased.ts';
 import { BUILTIN_MODEL } from '../../providers/llm/builtin.ts';
 import { type GistSource, type LlmProvider, LlmUnavailableError } from '../../providers/llm/index.ts';
 import { debitFuel, refundFuel } from '../fuel/service.ts';
@@ -12,10 +13,11 @@ import {
   completeClaim,
   deleteClaim,
   findClaim,
-  findExpiredClaims,
   findGist,
   findReadyGist,
   type GistRow,
+  generationInFlight,
+  generationsInFlight,
   insertClaim,
   lockSubject,
   readSource,
@@ -29,11 +31,13 @@ import {
  * it holds across API processes) inserted in the transaction that debits its FUEL, the gist's id being
  * the debit's cause. The claiming statement itself checks that no ready gist of the source exists, under a
  * per-subject lock the completion takes too, so a request that read "no gist" just before another's gist
- * was written is served that gist instead of claiming again. The model is called outside any transaction;
- * its answer completes the row, its failure removes the row and refunds the debit in one transaction. Requests that find a generation in
- * flight wait for it and are served its gist for free: ten parallel misses cost one FUEL and get one id.
- * A claim whose process died is given up (removed and refunded) once its lease is over, by the next
- * request for the subject or by the sweeper job.
+ * was written is served that gist instead of claiming again. The claim is leased work (platform/jobs/leased.ts)
+ * the request holds: the model is called outside any transaction; its answer completes the row while the
+ * lease holds, its failure removes the row and refunds the debit in one transaction. Requests that find a
+ * generation in flight wait for it and are served its gist for free: ten parallel misses cost one FUEL and
+ * get one id. A claim whose process died is given up (removed and refunded) once its lease is over, by the
+ * next request for the subject or by the sweep: either takes it under a lease of its own first, so it is
+ * given up once, and the request that was late cannot complete it afterwards.
  */
 
 export type { Subject } from './store.ts';
@@ -51,6 +55,11 @@ export interface GistContext {
 
 /** Beyond the model's time-out, how long a claim stays before waiting requests may give it up. */
 const LEASE_MARGIN_MS = 15_000;
+/** How long giving a dead claim up (one transaction) may take before another sweep may take it over. */
+const GIVE_UP_LEASE_MS = 30_000;
+/** Dead claims one sweep gives up at most. */
+export const SWEEP_BATCH = 100;
+const generations = new LeasedTable<GistRow>({ ...generationsInFlight, leaseMs: GIVE_UP_LEASE_MS });
 const NOUNS = { contact: 'Contact', company: 'Company', deal: 'Deal' } as const;
 const WAIT_STEP_MS = 25;
 const MAX_WAIT_STEP_MS = 250;
@@ -136,6 +145,7 @@ function claimSubject(
     await lockSubject(trx, tenant, subject);
     const claim = await insertClaim(trx, tenant, {
       id: newId(),
+      leaseId: newId(),
       subject,
       hash,
       generator: context.generator,
@@ -156,15 +166,19 @@ async function generate(
   claim: GistRow,
   source: GistSource,
 ): Promise<Gist> {
+  const lease = generations.lease(context.db, claim, claim.lease_id as string);
   let written: Awaited<ReturnType<LlmProvider['summarize']>>;
   try {
     written = await context.llm.summarize(source);
   } catch (error) {
-    await releaseClaim(context.db, tenant, claim.id, false);
+    await giveUp(lease);
     if (error instanceof LlmUnavailableError) throw errors.aiUnavailable(error.message);
     throw error;
   }
-  const row = await inTransaction(context.db, (trx) => completeClaim(trx, tenant, claim, written));
+  const row = await inTransaction(context.db, async (trx) => {
+    await lockSubject(trx, tenant, { type: claim.subject_type, id: claim.subject_id });
+    return (await lease.held(trx)) ? completeClaim(trx, tenant, claim.id, written) : undefined;
+  });
   if (!row) throw errors.aiUnavailable('the model took longer than the claim on this record lasts.');
   return toGist(row, false, claim.fuel_cost);
 }
@@ -186,7 +200,11 @@ async function awaitGeneration(
     if (!claim) return watched ? findGist(context.db, tenant, watched) : undefined;
     watched = claim.id;
     if (claim.expired) {
-      await releaseClaim(context.db, tenant, claim.id, true);
+      const [dead] = await new LeasedTable<GistRow>({
+        ...generationInFlight(tenant, claim.id),
+        leaseMs: GIVE_UP_LEASE_MS,
+      }).claim(context.db, 1);
+      if (dead) await giveUp(dead);
       return undefined;
     }
     if (Date.now() > giveUpAt)
@@ -196,22 +214,25 @@ async function awaitGeneration(
   }
 }
 
-/** Removes a claim and refunds its FUEL, in one transaction; a claim already gone changes nothing. */
-async function releaseClaim(db: Db, tenant: TenantScope, id: string, onlyExpired: boolean): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    if (!(await deleteClaim(trx, tenant, id, onlyExpired))) return false;
-    await refundFuel(trx, tenant, causeOf(id));
+/** Removes a claim and refunds its FUEL, in one transaction; false when the lease was lost (nothing changed). */
+async function giveUp(lease: Lease<GistRow>): Promise<boolean> {
+  const tenant = { orgId: lease.row.org_id, clientId: lease.row.client_id };
+  const done = await lease.inTransaction(async (trx) => {
+    await deleteClaim(trx, tenant, lease.row.id);
+    await refundFuel(trx, tenant, causeOf(lease.row.id));
     return true;
   });
+  return done ?? false;
 }
 
-/** `gist_claims_sweep`: gives up the claims of generations whose process died, refunding them. */
+/**
+ * One round of the sweep: gives up, and refunds, claims whose lease ran out (their process died); how many.
+ * Giving up is the end of a dead claim either way, so there is no attempt to count: one that fails is
+ * taken again by a later sweep once this sweep's lease is over.
+ */
 export async function sweepExpiredClaims(db: Db): Promise<number> {
   let released = 0;
-  for (const claim of await findExpiredClaims(db, 100)) {
-    const tenant = { orgId: claim.org_id, clientId: claim.client_id };
-    if (await releaseClaim(db, tenant, claim.id, true)) released++;
-  }
+  for (const lease of await generations.claim(db, SWEEP_BATCH)) if (await giveUp(lease)) released++;
   return released;
 }
 

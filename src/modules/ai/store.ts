@@ -29,7 +29,10 @@ export interface GistsTable {
   highlights: string[] | null;
   model: string | null;
   fuel_cost: number;
-  claimed_until: Date | null;
+  /** A generation's lease (platform/jobs/leased.ts): the claiming request's, or a sweep's giving it up. */
+  lease_id: string | null;
+  lease_until: Date | null;
+  attempts: Generated<number>;
   created_at: Generated<Date>;
   generated_at: Date | null;
 }
@@ -196,6 +199,7 @@ export async function insertClaim(
   tenant: TenantScope,
   claim: {
     id: string;
+    leaseId: string;
     subject: Subject;
     hash: string;
     generator: string;
@@ -206,10 +210,10 @@ export async function insertClaim(
 ): Promise<GistRow | undefined> {
   const { rows } = await sql<GistRow>`
     INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator, status,
-                       fuel_cost, claimed_until)
+                       fuel_cost, lease_id, lease_until)
     SELECT ${claim.id}, ${tenant.orgId}, ${tenant.clientId}, ${claim.subject.type}, ${claim.subject.id},
-           ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost},
-           now() + make_interval(secs => ${claim.leaseMs / 1000})
+           ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost}, ${claim.leaseId}::uuid,
+           now() + ${claim.leaseMs}::float8 * interval '1 millisecond'
     WHERE NOT ${claim.unlessReady} OR NOT EXISTS (
       SELECT 1 FROM gists g
       WHERE g.org_id = ${tenant.orgId} AND g.client_id = ${tenant.clientId}
@@ -229,7 +233,7 @@ export async function findClaim(
   return db
     .selectFrom('gists')
     .selectAll()
-    .select(sql<boolean>`claimed_until < now()`.as('expired'))
+    .select(sql<boolean>`lease_until <= now()`.as('expired'))
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId)
     .where('subject_type', '=', subject.type)
@@ -249,16 +253,15 @@ export function findGist(db: Executor, tenant: TenantScope, id: string): Promise
 }
 
 /**
- * Turns the claim into the ready gist; undefined when the claim is gone (given up after its lease). Holds
- * the subject's lock, so a claim being taken meanwhile sees either the claim or the ready gist.
+ * Turns the claim into the ready gist, in a transaction that holds the subject's lock and has found the
+ * claim's lease still held (so a claim being taken meanwhile sees either the claim or the ready gist).
  */
 export async function completeClaim(
   trx: Trx,
   tenant: TenantScope,
-  claim: Pick<GistRow, 'id' | 'subject_type' | 'subject_id'>,
+  id: string,
   gist: { summary: string; highlights: string[]; model: string },
-): Promise<GistRow | undefined> {
-  await lockSubject(trx, tenant, { type: claim.subject_type, id: claim.subject_id });
+): Promise<GistRow> {
   return trx
     .updateTable('gists')
     .set({
@@ -266,42 +269,36 @@ export async function completeClaim(
       summary: gist.summary,
       highlights: JSON.stringify(gist.highlights) as unknown as string[],
       model: gist.model,
-      claimed_until: null,
+      lease_id: null,
+      lease_until: null,
       generated_at: sql<Date>`now()`,
     })
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId)
-    .where('id', '=', claim.id)
-    .where('status', '=', 'generating')
+    .where('id', '=', id)
     .returningAll()
-    .executeTakeFirst();
+    .executeTakeFirstOrThrow();
 }
 
-/** Removes a claim still generating; false when it is gone already (completed or removed by another). */
-export async function deleteClaim(
-  trx: Trx,
-  tenant: TenantScope,
-  id: string,
-  onlyExpired: boolean,
-): Promise<boolean> {
-  let query = trx
+/** Removes a claim still generating, in a transaction that holds its lease. */
+export async function deleteClaim(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  await trx
     .deleteFrom('gists')
     .where('org_id', '=', tenant.orgId)
     .where('client_id', '=', tenant.clientId)
     .where('id', '=', id)
-    .where('status', '=', 'generating');
-  if (onlyExpired) query = query.where('claimed_until', '<', sql<Date>`now()`);
-  const result = await query.executeTakeFirst();
-  return result.numDeletedRows > 0n;
+    .where('status', '=', 'generating')
+    .execute();
 }
 
-/** Claims whose lease is over, of every tenant: generations whose process died mid-way. */
-export function findExpiredClaims(db: Executor, limit: number) {
-  return db
-    .selectFrom('gists')
-    .select(['id', 'org_id', 'client_id'])
-    .where('status', '=', 'generating')
-    .where('claimed_until', '<', sql<Date>`now()`)
-    .limit(limit)
-    .execute();
+/** Generations in flight, as leased work: one whose lease ran out (its process died) is given up. */
+export const generationsInFlight = { table: 'gists', due: sql`t.status = 'generating'` };
+
+/** The one generation in flight `id` of the tenant, as leased work (a waiting request gives it up). */
+export function generationInFlight(tenant: TenantScope, id: string) {
+  return {
+    table: 'gists',
+    due: sql`t.org_id = ${tenant.orgId}::uuid AND t.client_id = ${tenant.clientId}::uuid AND t.id = ${id}::uuid
+      AND t.status = 'generating'`,
+  };
 }

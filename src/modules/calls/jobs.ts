@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import type { VoiceProgress } from '../../providers/voice/index.ts';
-import { expireUnconfirmedPlacement, PLACEMENT_WATCHDOG_TASK, placeDueCalls } from './placement.ts';
+import { placementLoop } from './placement.ts';
 import { applyReport, CALL_PROGRESS_TASK, callsVoice } from './voice.ts';
 
 /** Every worker process looks for outbound calls to place this often when idle. */
@@ -9,7 +9,7 @@ const PLACEMENT_POLL_MS = 500;
 
 const STAGES = new Set(['inbound', 'ringing', 'answered', 'voicemail', 'completed', 'failed']);
 
-/** The calls' background work: delayed progress reports, the placement loop and its watchdog. */
+/** The calls' background work: delayed progress reports and the placement loop. */
 export function callJobs(platform: Platform): { tasks: Record<string, JobHandler>; loops: Loop[] } {
   const { db, config, log } = platform;
   const voice = callsVoice(platform);
@@ -18,14 +18,9 @@ export function callJobs(platform: Platform): { tasks: Record<string, JobHandler
       [CALL_PROGRESS_TASK]: async (payload) => {
         if (isProgress(payload)) await applyReport(db, payload);
       },
-      [PLACEMENT_WATCHDOG_TASK]: (payload) => expireUnconfirmedPlacement(db, payload),
     },
     loops: [
-      {
-        name: 'call_placements',
-        intervalMs: PLACEMENT_POLL_MS,
-        run: () => placeDueCalls({ db, voice, leaseMs: config.callPlacementLeaseMs, log }),
-      },
+      placementLoop({ db, voice, leaseMs: config.callPlacementLeaseMs, pollMs: PLACEMENT_POLL_MS, log }),
     ],
   };
 }

@@ -1,23 +1,25 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { isUuid } from '../../platform/db/ids.ts';
 import type { Db } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
-import { enqueueJob } from '../../platform/jobs/queue.ts';
+import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import { PlacementPendingError, type VoiceProvider } from '../../providers/voice/index.ts';
 import { phoneReach } from '../contacts/service.ts';
 import { advanceCall } from './progress.ts';
 import { tenantOf } from './record.ts';
-import { type CallRow, claimDuePlacements, lockCall, type Placement, settlePlacement } from './store.ts';
+import { type CallRow, lockCall, type Placement, settlePlacement } from './store.ts';
 
 /**
- * Placing the outbound calls `startOutboundCall` queued. A worker claims due calls with a lease (one
- * statement, committed at once) and dials each through the provider outside any transaction. A worker
- * killed mid-placement leaves its calls leased; once the lease is over the next claims them and
- * places them again, which the provider makes safe: `placeCall` dials once per call id. After
- * `MAX_ATTEMPTS` failed placements the call fails.
+ * Placing the outbound calls `startOutboundCall` queued, as leased work (platform/jobs/leased.ts): a
+ * worker claims due calls under a lease and dials each through the provider outside any transaction.
+ * A worker killed mid-placement leaves its calls leased; once the lease is over the next claims them
+ * and places them again, which the provider makes safe: `placeCall` dials once per call id. After
+ * `MAX_ATTEMPTS` failed placements the call fails. A placement whose answer was lost
+ * (`PlacementPendingError`) may have dialed: it is "maybe done" (`placement_state = 'unconfirmed'`),
+ * never dialed again; its reports end the call, or, past its ring time, its length and a grace, the
+ * loop's sweep fails it.
  */
 
-export const PLACEMENT_WATCHDOG_TASK = 'call_placement_watchdog';
 const BATCH = 10;
 export const MAX_ATTEMPTS = 3;
 /** Beyond its ring time and length, how long a call whose placement is unconfirmed may still report. */
@@ -27,22 +29,39 @@ export interface PlacementContext {
   db: Db;
   voice: VoiceProvider;
   leaseMs: number;
+  pollMs: number;
   log: Logger;
 }
 
-/** One round of the placement loop; true when there may be more due right away. */
-export async function placeDueCalls(context: PlacementContext): Promise<boolean> {
-  const calls = await claimDuePlacements(context.db, context.leaseMs, BATCH);
-  await Promise.all(calls.map((call) => placeCall(context, call)));
-  return calls.length === BATCH;
+export function callPlacements(context: PlacementContext): LeasedWork<CallRow> {
+  return {
+    name: 'call_placements',
+    intervalMs: context.pollMs,
+    table: 'calls',
+    prefix: 'placement_',
+    due: sql`t.placement_state = 'pending'`,
+    leaseMs: context.leaseMs,
+    batch: BATCH,
+    // A failed placement is tried again once its lease would have ended.
+    attempts: { max: MAX_ATTEMPTS, backoffMs: () => context.leaseMs },
+    work: (lease) => placeCall(context, lease),
+    exhausted: (lease) => endUnplaced(lease, 'placement_failed', 'abandoned'),
+    settleUnconfirmed: (lease) => endUnplaced(lease, 'placement_unconfirmed'),
+  };
 }
 
-async function placeCall(context: PlacementContext, call: CallRow): Promise<void> {
-  const { db, voice, log } = context;
+/** The placement loop (a test runs one round with `.run()`). */
+export function placementLoop(context: PlacementContext): Loop {
+  return leasedLoop(context.db, callPlacements(context), context.log);
+}
+
+async function placeCall(context: PlacementContext, lease: Lease<CallRow>): Promise<void> {
+  const { db, voice } = context;
+  const call = lease.row;
   const placement = call.placement as Placement;
   const { blocked } = await phoneReach(db, tenantOf(call), call.to_number);
   if (blocked) {
-    await endUnplaced(db, call.id, blocked === 'opted_out' ? 'opted_out' : 'do_not_call', 'abandoned');
+    await endUnplaced(lease, blocked === 'opted_out' ? 'opted_out' : 'do_not_call', 'abandoned');
     return;
   }
   try {
@@ -57,46 +76,27 @@ async function placeCall(context: PlacementContext, call: CallRow): Promise<void
       metadata: placement.metadata,
       context: placement.context ?? null,
     });
-    await settlePlacement(db, call.id, 'placed');
   } catch (error) {
-    if (error instanceof PlacementPendingError) {
-      // It may have been dialed: never again. Its reports end it, or the watchdog does.
-      const deadline =
-        (placement.ringTimeoutSeconds + placement.maxDurationSeconds) * 1000 + UNCONFIRMED_GRACE_MS;
-      await inTransaction(db, async (trx) => {
-        await settlePlacement(trx, call.id, 'unconfirmed');
-        await enqueueJob(
-          trx,
-          PLACEMENT_WATCHDOG_TASK,
-          { callId: call.id },
-          { runAt: new Date(Date.now() + deadline), jobKey: `${PLACEMENT_WATCHDOG_TASK}:${call.id}` },
-        );
-      });
-      return;
-    }
-    log.warn({ err: error, callId: call.id, attempt: call.placement_attempts }, 'placing a call failed');
-    // Otherwise the lease runs out and the call is claimed again, up to MAX_ATTEMPTS.
-    if (call.placement_attempts >= MAX_ATTEMPTS)
-      await endUnplaced(db, call.id, 'placement_failed', 'abandoned');
+    if (!(error instanceof PlacementPendingError)) throw error;
+    // It may have been dialed: never again. Its reports end it, or the sweep does after this.
+    const graceMs =
+      (placement.ringTimeoutSeconds + placement.maxDurationSeconds) * 1000 + UNCONFIRMED_GRACE_MS;
+    await lease.unconfirmed(graceMs);
+    return;
   }
-}
-
-/** `call_placement_watchdog`: fails a call whose placement was never confirmed and that never reported its end. */
-export async function expireUnconfirmedPlacement(db: Db, payload: unknown): Promise<void> {
-  const callId = (payload as { callId?: unknown } | null)?.callId;
-  if (typeof callId !== 'string' || !isUuid(callId)) return;
-  await endUnplaced(db, callId, 'placement_unconfirmed');
+  await lease.inTransaction((trx) => settlePlacement(trx, call, 'placed'));
 }
 
 /** Fails a call that was not placed (or whose placement is unknown), unless it has ended already. */
-async function endUnplaced(db: Db, callId: string, disposition: string, settle?: 'abandoned'): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    const call = await lockCall(trx, callId);
+async function endUnplaced(lease: Lease<CallRow>, disposition: string, settle?: 'abandoned'): Promise<void> {
+  await lease.inTransaction(async (trx) => {
+    await lease.complete(trx);
+    const call = await lockCall(trx, lease.row.id);
     if (!call || call.ended_at) return;
-    if (settle) await settlePlacement(trx, callId, settle);
+    if (settle) await settlePlacement(trx, call, settle);
     const now = new Date().toISOString();
     await advanceCall(trx, call, {
-      id: `platform:${callId}:failed`,
+      id: `platform:${call.id}:failed`,
       stage: 'failed',
       occurredAt: now,
       endedAt: now,

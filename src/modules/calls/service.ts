@@ -207,7 +207,7 @@ export async function startOutboundCall(
         context: request.context ?? null,
       }),
       placement_state: 'pending',
-      place_after: now,
+      placement_lease_until: now,
       sdr_campaign_id: request.sdrCampaignId ?? null,
       prospect_id: request.prospectId ?? null,
       metadata: JSON.stringify(request.eventMetadata ?? {}),

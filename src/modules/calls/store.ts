@@ -7,7 +7,7 @@ import {
   type Updateable,
 } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import type { Json, MetadataColumn } from '../../platform/db/schema.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -74,8 +74,10 @@ export interface CallsTable {
   reports: Generated<string[]>;
   cause_key: string | null;
   placement: Json<Placement> | null;
+  /** The placement's leased work (platform/jobs/leased.ts); `unconfirmed` is its "maybe done" state. */
   placement_state: PlacementState | null;
-  place_after: Date | null;
+  placement_lease_id: string | null;
+  placement_lease_until: Date | null;
   placement_attempts: Generated<number>;
   sdr_campaign_id: string | null;
   prospect_id: string | null;
@@ -335,28 +337,17 @@ export async function insertTranscript(trx: Trx, call: CallRow, turns: Transcrip
     .execute();
 }
 
-/**
- * Claims up to `limit` outbound calls due for placement: each is leased until `now + leaseMs` (a
- * worker that dies with it leaves it to the next one after that) and its attempt counted. One
- * statement that commits on its own, so no transaction is held while the provider is dialed.
- */
-export async function claimDuePlacements(db: Db, leaseMs: number, limit: number): Promise<CallRow[]> {
-  const { rows } = await sql<CallRow>`
-    UPDATE calls SET place_after = now() + ${leaseMs} * interval '1 millisecond',
-                     placement_attempts = placement_attempts + 1
-    WHERE (org_id, id) IN (
-      SELECT org_id, id FROM calls WHERE placement_state = 'pending' AND place_after <= now()
-      ORDER BY place_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING *`.execute(db);
-  return rows;
-}
-
-/** Settles a placement; only a pending one, so a late worker cannot undo another's outcome. */
-export async function settlePlacement(db: Executor, id: string, state: Exclude<PlacementState, 'pending'>) {
-  await db
+/** Settles a placement (its lease ends); only a pending one, so a late worker cannot undo another's outcome. */
+export async function settlePlacement(
+  trx: Trx,
+  call: Pick<CallRow, 'org_id' | 'id'>,
+  state: Exclude<PlacementState, 'pending' | 'unconfirmed'>,
+) {
+  await trx
     .updateTable('calls')
-    .set({ placement_state: state, place_after: null })
-    .where('id', '=', id)
+    .set({ placement_state: state, placement_lease_id: null, placement_lease_until: null })
+    .where('org_id', '=', call.org_id)
+    .where('id', '=', call.id)
     .where('placement_state', '=', 'pending')
     .execute();
 }

@@ -1,7 +1,10 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
+import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import {
   DocumentFetchError,
   type DocumentFetchOptions,
@@ -13,26 +16,25 @@ import { ExtractionError, extractText } from './extract.ts';
 import { toDocument } from './service.ts';
 import {
   claimDeletedDocuments,
-  claimDueDocuments,
   type DocumentRow,
   insertChunks,
-  lockAttempt,
+  lockProcessing,
   markFailed,
+  markPending,
   markReady,
   purgeDocuments,
-  scheduleRetry,
 } from './store.ts';
 import { normalizeText } from './text.ts';
 
 /**
- * Ingestion: a worker loop claims due documents with a lease (one committed statement), reads each
- * source outside any transaction (the text, a URL through the SSRF guard, an uploaded object), extracts
- * and chunks the text, and stores the chunks, the `ready` status and `ai.kb_ingest.completed` in one
- * transaction, only if its attempt still holds the document. A worker killed mid-way leaves the document
- * `processing` under a lease; once the lease is over another worker claims it again, so no document stays
- * `processing`. A passing failure (a network error, a 5xx) is retried on `KB_INGEST_RETRY_SCHEDULE`; a
- * lasting one (a 404, a blocked address, an unreadable file) or the last retry fails the document with
- * its error and `ai.job.failed`.
+ * Ingestion, as leased work (platform/jobs/leased.ts): a worker claims due documents under a lease,
+ * reads each source outside any transaction (the text, a URL through the SSRF guard, an uploaded
+ * object), extracts and chunks the text, and stores the chunks, the `ready` status and
+ * `ai.kb_ingest.completed` in one transaction, only while its lease holds the document. A worker killed
+ * mid-way leaves the document `processing` under a lease; once the lease is over another worker claims
+ * it again, so no document stays `processing`. A passing failure (a network error, a 5xx) is retried on
+ * `KB_INGEST_RETRY_SCHEDULE`; a lasting one (a 404, a blocked address, an unreadable file) or the last
+ * retry fails the document with its error and `ai.job.failed`.
  */
 
 export const JOB_TYPE = 'kb_ingest';
@@ -44,6 +46,7 @@ export interface IngestContext {
   storage: StorageProvider;
   fetch: DocumentFetchOptions;
   leaseMs: number;
+  pollMs: number;
   retrySchedule: number[];
   log: Logger;
 }
@@ -51,39 +54,50 @@ export interface IngestContext {
 /** A failure that retrying cannot fix: the document fails with the message. */
 class LastingFailure extends Error {}
 
-/** One round of the ingestion loop; true when there may be more due right away. */
-export async function ingestDueDocuments(context: IngestContext): Promise<boolean> {
-  const documents = await claimDueDocuments(context.db, context.leaseMs, BATCH);
-  await Promise.all(documents.map((document) => ingestDocument(context, document)));
-  return documents.length === BATCH;
+export function documentIngestion(context: IngestContext): LeasedWork<DocumentRow> {
+  const max = context.retrySchedule.length + 1;
+  return {
+    name: 'kb_ingestion',
+    intervalMs: context.pollMs,
+    table: 'kb_documents',
+    due: sql`t.status IN ('pending', 'processing') AND t.deleted_at IS NULL`,
+    onClaim: sql`status = 'processing', updated_at = now()`,
+    leaseMs: context.leaseMs,
+    batch: BATCH,
+    attempts: { max, backoffMs: (attempt) => context.retrySchedule[attempt - 1] },
+    work: (lease) => ingestDocument(context, lease),
+    onRetry: (trx, lease, error) => markPending(trx, lease.row, passingMessage(error)),
+    exhausted: (lease, error) =>
+      fail(
+        lease,
+        // Claimed again after its last attempt's lease ran out: that worker died every time.
+        lease.attempt > max ? `Ingestion did not finish in ${max} attempts.` : passingMessage(error),
+      ),
+  };
 }
 
-export async function ingestDocument(context: IngestContext, document: DocumentRow): Promise<void> {
-  const { db, log } = context;
-  const maxAttempts = context.retrySchedule.length + 1;
-  if (document.attempts > maxAttempts) {
-    // Claimed again after its last attempt's lease ran out: that worker died every time.
-    await fail(db, document, `Ingestion did not finish in ${maxAttempts} attempts.`);
-    return;
-  }
+/** The ingestion loop (a test runs one round with `.run()`). */
+export function ingestionLoop(context: IngestContext): Loop {
+  return leasedLoop(context.db, documentIngestion(context), context.log);
+}
+
+export async function ingestDocument(context: IngestContext, lease: Lease<DocumentRow>): Promise<void> {
   let text: string;
   try {
-    text = await readText(context, document);
+    text = await readText(context, lease.row);
   } catch (error) {
-    const lasting = error instanceof LastingFailure;
-    if (!lasting)
-      log.warn({ err: error, documentId: document.id, attempt: document.attempts }, 'ingestion failed');
-    const message = lasting ? error.message : passingMessage(error);
-    if (lasting || document.attempts >= maxAttempts) await fail(db, document, message);
-    else await retry(db, document, message, context.retrySchedule[document.attempts - 1]);
-    return;
+    if (error instanceof LastingFailure) {
+      await fail(lease, error.message);
+      return;
+    }
+    throw error;
   }
   const chunks = chunkText(text);
-  await inTransaction(db, async (trx) => {
-    const held = await lockAttempt(trx, document.id, document.attempts);
+  await lease.inTransaction(async (trx) => {
+    const held = await lockProcessing(trx, lease.row);
     if (!held) return;
     await insertChunks(trx, held, chunks);
-    const ready = await markReady(trx, held.id, { chunkCount: chunks.length, characterCount: text.length });
+    const ready = await markReady(trx, held, { chunkCount: chunks.length, characterCount: text.length });
     await emit(
       trx,
       tenantOf(ready),
@@ -141,18 +155,11 @@ function passingMessage(error: unknown): string {
   return 'The source could not be read for now.';
 }
 
-async function retry(db: Db, document: DocumentRow, error: string, delayMs: number): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    if (await lockAttempt(trx, document.id, document.attempts))
-      await scheduleRetry(trx, document.id, error, delayMs);
-  });
-}
-
-async function fail(db: Db, document: DocumentRow, error: string): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    const held = await lockAttempt(trx, document.id, document.attempts);
+async function fail(lease: Lease<DocumentRow>, error: string): Promise<void> {
+  await lease.inTransaction(async (trx) => {
+    const held = await lockProcessing(trx, lease.row);
     if (!held) return;
-    const failed = await markFailed(trx, held.id, error);
+    const failed = await markFailed(trx, held, error);
     await emit(
       trx,
       tenantOf(failed),

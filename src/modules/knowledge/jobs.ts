@@ -1,6 +1,6 @@
 import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
-import { ingestDueDocuments, purgeDeletedDocuments } from './ingest.ts';
+import { ingestionLoop, purgeDeletedDocuments } from './ingest.ts';
 
 export const KB_CLEANUP_TASK = 'kb_cleanup';
 
@@ -19,23 +19,19 @@ export function knowledgeJobs(platform: Platform): {
     },
     crontab: [`*/5 * * * * ${KB_CLEANUP_TASK}`],
     loops: [
-      {
-        name: 'kb_ingestion',
-        intervalMs: config.kbIngestPollMs,
-        run: () =>
-          ingestDueDocuments({
-            db,
-            storage,
-            fetch: {
-              maxBytes: config.kbFetchMaxBytes,
-              timeoutMs: config.kbFetchTimeoutMs,
-              allowPrivate: config.outboundAllowPrivate,
-            },
-            leaseMs: config.kbIngestLeaseMs,
-            retrySchedule: config.kbIngestRetrySchedule,
-            log,
-          }),
-      },
+      ingestionLoop({
+        db,
+        storage,
+        fetch: {
+          maxBytes: config.kbFetchMaxBytes,
+          timeoutMs: config.kbFetchTimeoutMs,
+          allowPrivate: config.outboundAllowPrivate,
+        },
+        leaseMs: config.kbIngestLeaseMs,
+        pollMs: config.kbIngestPollMs,
+        retrySchedule: config.kbIngestRetrySchedule,
+        log,
+      }),
     ],
   };
 }

@@ -43,8 +43,10 @@ export interface KbDocumentsTable {
   error: string | null;
   chunk_count: Generated<number>;
   character_count: Generated<number>;
+  /** Ingestion is leased work (platform/jobs/leased.ts). */
   attempts: Generated<number>;
-  due_at: Date | null;
+  lease_id: string | null;
+  lease_until: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   ingested_at: Date | null;
@@ -182,7 +184,7 @@ export async function insertDocument(
       org_id: tenant.orgId,
       client_id: tenant.clientId,
       status: 'pending',
-      due_at: sql<Date>`now()`,
+      lease_until: sql<Date>`now()`,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -235,42 +237,16 @@ export function softDeleteDocument(trx: Trx, tenant: TenantScope, kbId: string, 
 // Ingestion
 
 /**
- * Claims up to `batch` documents due for ingestion, of every tenant: new ones, ones due for a retry,
- * and ones whose worker's lease ran out. Each becomes `processing`, leased for `leaseMs`, its attempt
- * counted. One statement, committed at once, so the lease holds whatever happens to the worker.
+ * The document, locked, if it is still being ingested: processing and not deleted. Taken under the
+ * ingestion's lease (`Lease.inTransaction`), which fences off a worker whose lease ran out.
  */
-export async function claimDueDocuments(
-  db: Executor,
-  leaseMs: number,
-  batch: number,
-): Promise<DocumentRow[]> {
-  const { rows } = await sql<DocumentRow>`
-    UPDATE kb_documents d
-    SET status = 'processing', attempts = d.attempts + 1, updated_at = now(),
-        due_at = now() + make_interval(secs => ${leaseMs / 1000})
-    FROM (
-      SELECT org_id, id FROM kb_documents
-      WHERE status IN ('pending', 'processing') AND deleted_at IS NULL AND due_at <= now()
-      ORDER BY due_at
-      LIMIT ${batch}
-      FOR UPDATE SKIP LOCKED
-    ) due
-    WHERE d.org_id = due.org_id AND d.id = due.id
-    RETURNING d.*`.execute(db);
-  return rows;
-}
-
-/**
- * The document, locked, if this attempt still holds it: processing, not deleted, and not claimed again
- * by another worker since (a later claim counted another attempt).
- */
-export function lockAttempt(trx: Trx, id: string, attempt: number) {
+export function lockProcessing(trx: Trx, document: Pick<DocumentRow, 'org_id' | 'id'>) {
   return trx
     .selectFrom('kb_documents')
     .selectAll()
-    .where('id', '=', id)
+    .where('org_id', '=', document.org_id)
+    .where('id', '=', document.id)
     .where('status', '=', 'processing')
-    .where('attempts', '=', attempt)
     .where('deleted_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
@@ -292,43 +268,50 @@ export async function insertChunks(
   );
 }
 
-export function markReady(trx: Trx, id: string, counts: { chunkCount: number; characterCount: number }) {
+type DocumentKey = Pick<DocumentRow, 'org_id' | 'id'>;
+
+/** Ready, its ingestion's lease ended. */
+export function markReady(
+  trx: Trx,
+  document: DocumentKey,
+  counts: { chunkCount: number; characterCount: number },
+) {
   return trx
     .updateTable('kb_documents')
     .set({
       status: 'ready',
       error: null,
-      due_at: null,
+      lease_id: null,
+      lease_until: null,
       chunk_count: counts.chunkCount,
       character_count: counts.characterCount,
       ingested_at: sql<Date>`now()`,
       updated_at: sql<Date>`now()`,
     })
-    .where('id', '=', id)
+    .where('org_id', '=', document.org_id)
+    .where('id', '=', document.id)
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-export function markFailed(trx: Trx, id: string, error: string) {
+/** Failed, its ingestion's lease ended. */
+export function markFailed(trx: Trx, document: DocumentKey, error: string) {
   return trx
     .updateTable('kb_documents')
-    .set({ status: 'failed', error, due_at: null, updated_at: sql<Date>`now()` })
-    .where('id', '=', id)
+    .set({ status: 'failed', error, lease_id: null, lease_until: null, updated_at: sql<Date>`now()` })
+    .where('org_id', '=', document.org_id)
+    .where('id', '=', document.id)
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
-/** Back to `pending` until `delayMs` from now, with the error that made the attempt fail. */
-export function scheduleRetry(trx: Trx, id: string, error: string, delayMs: number) {
-  return trx
+/** Back to `pending` (until its back-off ends), with the error that made the attempt fail. */
+export async function markPending(trx: Trx, document: DocumentKey, error: string) {
+  await trx
     .updateTable('kb_documents')
-    .set({
-      status: 'pending',
-      error,
-      due_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})`,
-      updated_at: sql<Date>`now()`,
-    })
-    .where('id', '=', id)
+    .set({ status: 'pending', error, updated_at: sql<Date>`now()` })
+    .where('org_id', '=', document.org_id)
+    .where('id', '=', document.id)
     .execute();
 }
 

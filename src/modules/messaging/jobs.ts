@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { messagingProvider, statusCallbackUrl } from './provider.ts';
-import { applyDueReports, type SenderContext, sendDueMessages } from './sender.ts';
+import { reportLoop, type SenderContext, sendLoop } from './sender.ts';
 
 /** The messaging module's background work: the send loop and the delivery-report loop (no job per message). */
 export function messagingJobs(platform: Platform): { loops: Loop[] } {
@@ -12,13 +12,11 @@ export function messagingJobs(platform: Platform): { loops: Loop[] } {
     provider,
     leaseMs: config.smsSendLeaseMs,
     batch: config.smsSendBatch,
+    pollMs: config.smsSendPollMs,
     statusCallbackUrl: statusCallbackUrl(platform, provider),
     log,
   };
   return {
-    loops: [
-      { name: 'sms_sends', intervalMs: config.smsSendPollMs, run: () => sendDueMessages(context) },
-      { name: 'sms_reports', intervalMs: config.smsSendPollMs, run: () => applyDueReports(context) },
-    ],
+    loops: [sendLoop(context), reportLoop(context)],
   };
 }

@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
+import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import {
   type SmsProvider,
   SmsProviderUnavailableError,
@@ -8,26 +10,18 @@ import {
 } from '../../providers/sms/index.ts';
 import { phoneReach } from '../contacts/service.ts';
 import { advanceMessage, applyStatus, type StatusChange } from './service.ts';
-import {
-  claimDueReports,
-  claimDueSends,
-  clearReport,
-  expireUnconfirmedSends,
-  lockMessage,
-  type MessageRow,
-  updateMessage,
-} from './store.ts';
+import { clearReport, lockMessage, type MessageRow } from './store.ts';
 
 /**
- * Sending the messages `sendMessage` accepted. A worker claims due messages with a lease (one
- * statement, committed at once), checks consent again (`phoneReach`: an opt-out or do-not-contact
+ * Sending the messages `sendMessage` accepted, as leased work (platform/jobs/leased.ts): a worker
+ * claims due messages under a lease, checks consent again (`phoneReach`: an opt-out or do-not-contact
  * since the accept fails the message and refunds its FUEL) and hands each to the provider outside any
- * transaction, then records the outcome. Two workers never hold the same message: the claim skips
- * locked rows and a claimed message is not due until its lease ends. A worker killed mid-send leaves
- * the message leased; after the lease the next worker sends it again, which the simulator makes safe
- * (one send per message id); for Twilio the gap between the carrier's answer and its record is the
- * one place a crash can send twice. A send that failed in a way that may have reached the carrier is
- * never repeated (`unconfirmed`): its status callback settles it.
+ * transaction, then records the outcome under its lease. A worker killed mid-send leaves the message
+ * leased; after the lease the next worker sends it again, which the simulator makes safe (one send per
+ * message id); for Twilio the gap between the carrier's answer and its record is the one place a crash
+ * can send twice. A send that failed in a way that may have reached the carrier is never repeated: it
+ * is "maybe done" (`send_state = 'unconfirmed'`) until its status callback settles it, or it fails
+ * after `UNCONFIRMED_GRACE_MS` with its FUEL kept.
  */
 
 /** A send that failed this many times, certainly without reaching the carrier, fails for good. */
@@ -40,107 +34,117 @@ export interface SenderContext {
   provider: SmsProvider;
   leaseMs: number;
   batch: number;
+  pollMs: number;
   statusCallbackUrl: string | null;
   log: Logger;
 }
 
-/** One round of the send loop; true when there may be more due right away. */
-export async function sendDueMessages(context: SenderContext): Promise<boolean> {
-  for (const id of await expireUnconfirmedSends(context.db, context.batch)) {
+/** The sends: messages whose `send_state` is pending. */
+export function smsSends(context: SenderContext): LeasedWork<MessageRow> {
+  return {
+    name: 'sms_sends',
+    intervalMs: context.pollMs,
+    table: 'sms_messages',
+    prefix: 'send_',
+    due: sql`t.send_state = 'pending'`,
+    onClaim: sql`status = CASE WHEN t.status = 'queued' THEN 'sending' ELSE t.status END`,
+    leaseMs: context.leaseMs,
+    batch: context.batch,
+    // A plain failure is tried again once its lease would have ended.
+    attempts: { max: MAX_SEND_ATTEMPTS, backoffMs: () => context.leaseMs },
+    work: (lease) => sendOne(context, lease),
+    exhausted: (lease) =>
+      finish(lease, { status: 'failed', errorCode: 'provider_error', refund: true, settleSend: true }),
     // Perhaps sent, never confirmed: failed, and its FUEL kept (the carrier may have billed it).
-    await finish(context.db, id, { status: 'failed', errorCode: 'provider_error' }).catch((error) =>
-      context.log.error({ err: error, messageId: id }, 'expiring an unconfirmed SMS failed'),
-    );
-  }
-  const rows = await claimDueSends(context.db, context.leaseMs, context.batch);
-  await Promise.all(rows.map((row) => sendOne(context, row)));
-  return rows.length === context.batch;
+    settleUnconfirmed: (lease) =>
+      finish(lease, { status: 'failed', errorCode: 'provider_error', settleSend: true }),
+  };
 }
 
-async function sendOne(context: SenderContext, row: MessageRow): Promise<void> {
-  const { db, provider, log } = context;
-  try {
-    if (row.status !== 'queued' && row.status !== 'sending') {
-      // Settled already (a status callback of an earlier attempt): nothing to send.
-      await finish(db, row.id, { status: row.status as StatusChange['status'], settleSend: true });
-      return;
-    }
-    const { blocked } = await phoneReach(db, { orgId: row.org_id, clientId: row.client_id }, row.to_number);
-    if (blocked) {
-      await finish(db, row.id, { status: 'failed', errorCode: blocked, refund: true, settleSend: true });
-      return;
-    }
-    let result: Awaited<ReturnType<SmsProvider['send']>>;
-    try {
-      result = await provider.send({
-        messageId: row.id,
-        from: row.from_number,
-        to: row.to_number,
-        body: row.body,
-        mediaUrls: row.media_urls,
-        statusCallbackUrl: context.statusCallbackUrl,
+/** The delivery reports held on their messages (the simulator's) once due. */
+export function smsReports(context: Pick<SenderContext, 'provider' | 'leaseMs' | 'batch' | 'pollMs'>) {
+  return {
+    name: 'sms_reports',
+    intervalMs: context.pollMs,
+    table: 'sms_messages',
+    prefix: 'report_',
+    due: sql`t.report IS NOT NULL`,
+    leaseMs: context.leaseMs,
+    batch: context.batch,
+    // A report that cannot be applied now is tried again, for as long as it takes.
+    attempts: { max: Number.POSITIVE_INFINITY, backoffMs: () => context.leaseMs },
+    work: async (lease) => {
+      await lease.inTransaction(async (trx) => {
+        await applyStatus(trx, lease.row.report as unknown as SmsStatusUpdate, context.provider.name);
+        await clearReport(trx, lease.row, lease.row.report);
       });
-    } catch (error) {
-      if (error instanceof SmsProviderUnavailableError && error.mayHaveBeenSent) {
-        await updateMessage(db, row.id, {
-          send_state: 'unconfirmed',
-          send_after: new Date(Date.now() + UNCONFIRMED_GRACE_MS),
-        });
-        return;
-      }
-      log.warn({ err: error, messageId: row.id, attempt: row.send_attempts }, 'sending an SMS failed');
-      // Otherwise the lease runs out and the message is claimed again, up to MAX_SEND_ATTEMPTS.
-      if (row.send_attempts >= MAX_SEND_ATTEMPTS)
-        await finish(db, row.id, {
+    },
+    exhausted: async () => {},
+  } satisfies LeasedWork<MessageRow>;
+}
+
+/** The send loop (a test runs one round with `.run()`). */
+export function sendLoop(context: SenderContext): Loop {
+  return leasedLoop(context.db, smsSends(context), context.log);
+}
+
+/** The delivery-report loop. */
+export function reportLoop(context: SenderContext): Loop {
+  return leasedLoop(context.db, smsReports(context), context.log);
+}
+
+async function sendOne(context: SenderContext, lease: Lease<MessageRow>): Promise<void> {
+  const { db, provider, log } = context;
+  const { row } = lease;
+  if (row.status !== 'queued' && row.status !== 'sending') {
+    // Settled already (a status callback of an earlier attempt): nothing to send.
+    await finish(lease, { status: row.status as StatusChange['status'], settleSend: true });
+    return;
+  }
+  const { blocked } = await phoneReach(db, { orgId: row.org_id, clientId: row.client_id }, row.to_number);
+  if (blocked) {
+    await finish(lease, { status: 'failed', errorCode: blocked, refund: true, settleSend: true });
+    return;
+  }
+  let result: Awaited<ReturnType<SmsProvider['send']>>;
+  try {
+    result = await provider.send({
+      messageId: row.id,
+      from: row.from_number,
+      to: row.to_number,
+      body: row.body,
+      mediaUrls: row.media_urls,
+      statusCallbackUrl: context.statusCallbackUrl,
+    });
+  } catch (error) {
+    if (error instanceof SmsProviderUnavailableError && error.mayHaveBeenSent) {
+      await lease.unconfirmed(UNCONFIRMED_GRACE_MS);
+      return;
+    }
+    // Certainly not sent: tried again, up to MAX_SEND_ATTEMPTS.
+    throw error;
+  }
+  const change: StatusChange =
+    result.outcome === 'accepted'
+      ? { status: result.status, providerMessageId: result.providerMessageId, settleSend: true }
+      : {
           status: 'failed',
-          errorCode: 'provider_error',
+          errorCode: result.errorCode,
+          providerErrorCode: result.providerErrorCode,
+          providerMessageId: result.providerMessageId,
           refund: true,
           settleSend: true,
-        });
-      return;
-    }
-    if (result.outcome === 'accepted') {
-      await finish(db, row.id, {
-        status: result.status,
-        providerMessageId: result.providerMessageId,
-        settleSend: true,
-      });
-    } else {
-      await finish(db, row.id, {
-        status: 'failed',
-        errorCode: result.errorCode,
-        providerErrorCode: result.providerErrorCode,
-        providerMessageId: result.providerMessageId,
-        refund: true,
-        settleSend: true,
-      });
-    }
-  } catch (error) {
-    log.error({ err: error, messageId: row.id }, 'recording an SMS send failed');
-  }
+        };
+  // Sent: a failure to record it must not count as a failed send; the lease runs out instead.
+  await finish(lease, change).catch((error) =>
+    log.error({ err: error, messageId: row.id }, 'recording an SMS send failed'),
+  );
 }
 
-async function finish(db: Db, id: string, change: StatusChange): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    const row = await lockMessage(trx, id);
+/** Moves the message on, under its lease (`settleSend` ends the lease). */
+async function finish(lease: Lease<MessageRow>, change: StatusChange): Promise<void> {
+  await lease.inTransaction(async (trx) => {
+    const row = await lockMessage(trx, lease.row.id);
     if (row) await advanceMessage(trx, row, change);
   });
-}
-
-/** One round of the delivery-report loop: reports held on their messages (the simulator's) that are due. */
-export async function applyDueReports(
-  context: Pick<SenderContext, 'db' | 'provider' | 'leaseMs' | 'batch' | 'log'>,
-) {
-  const rows = await claimDueReports(context.db, context.leaseMs, context.batch);
-  await Promise.all(
-    rows.map((row) =>
-      inTransaction(context.db, async (trx) => {
-        await applyStatus(trx, row.report as SmsStatusUpdate, context.provider.name);
-        await clearReport(trx, row.id, row.report);
-      }).catch((error) =>
-        context.log.error({ err: error, messageId: row.id }, 'applying an SMS report failed'),
-      ),
-    ),
-  );
-  return rows.length === context.batch;
 }

@@ -237,7 +237,7 @@ export async function acceptMessage(
     cause_key: input.causeKey,
     metadata: JSON.stringify(input.metadata ?? {}),
     send_state: 'pending',
-    send_after: now,
+    send_lease_until: now,
     created_at: now,
   });
   if (!row) {
@@ -311,7 +311,7 @@ export async function advanceMessage(trx: Trx, row: MessageRow, change: StatusCh
   const at = change.at ?? new Date();
   const settle: Partial<MessageRow> = {};
   if (change.settleSend && row.send_state !== 'done')
-    Object.assign(settle, { send_state: 'done', send_after: null });
+    Object.assign(settle, { send_state: 'done', send_lease_id: null, send_lease_until: null });
   if (change.providerMessageId && !row.provider_message_id)
     settle.provider_message_id = change.providerMessageId;
   if (RANK[change.status] <= RANK[row.status] || row.direction !== 'outbound') {

@@ -62,11 +62,16 @@ export interface SmsMessagesTable {
   provider_error_code: string | null;
   cause_key: string | null;
   metadata: MetadataColumn;
+  /** The send's leased work (platform/jobs/leased.ts); `unconfirmed` is its "maybe done" state. */
   send_state: SendState | null;
-  send_after: Date | null;
+  send_lease_id: string | null;
+  send_lease_until: Date | null;
   send_attempts: Generated<number>;
+  /** A provider report held until due (the simulator's), then applied as leased work. */
   report: Json<Record<string, unknown>> | null;
-  report_after: Date | null;
+  report_lease_id: string | null;
+  report_lease_until: Date | null;
+  report_attempts: Generated<number>;
   created_at: Generated<Date>;
   sent_at: Date | null;
   delivered_at: Date | null;
@@ -165,63 +170,20 @@ export function updateMessage(trx: Executor, id: string, changes: Partial<Insert
     .executeTakeFirstOrThrow();
 }
 
-/**
- * Claims up to `limit` outbound messages due to be sent: one statement, committed on its own, so the
- * lease holds whatever happens to the worker. A claimed message is due again when its lease ends.
- */
-export async function claimDueSends(db: Executor, leaseMs: number, limit: number): Promise<MessageRow[]> {
-  const { rows } = await sql<MessageRow>`
-    UPDATE sms_messages SET send_after = now() + ${leaseMs} * interval '1 millisecond',
-                            send_attempts = send_attempts + 1,
-                            status = CASE WHEN status = 'queued' THEN 'sending' ELSE status END
-    WHERE (org_id, id) IN (
-      SELECT org_id, id FROM sms_messages WHERE send_state = 'pending' AND send_after <= now()
-      ORDER BY send_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING *`.execute(db);
-  return rows;
-}
-
-/**
- * Gives up on sends left `unconfirmed` (the provider may have taken them, and no status callback came
- * within the grace): settled in the same statement, so only one worker gets each. Returns their ids.
- */
-export async function expireUnconfirmedSends(db: Executor, limit: number): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`
-    UPDATE sms_messages SET send_state = 'done', send_after = NULL
-    WHERE (org_id, id) IN (
-      SELECT org_id, id FROM sms_messages WHERE send_state = 'unconfirmed' AND send_after <= now()
-      LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING id`.execute(db);
-  return rows.map((row) => row.id);
-}
-
-/** Claims delivery reports that are due, under a lease like the sends. */
-export async function claimDueReports(
-  db: Executor,
-  leaseMs: number,
-  limit: number,
-): Promise<{ id: string; report: unknown }[]> {
-  const { rows } = await sql<{ id: string; report: unknown }>`
-    UPDATE sms_messages SET report_after = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE (org_id, id) IN (
-      SELECT org_id, id FROM sms_messages WHERE report_after IS NOT NULL AND report_after <= now()
-      ORDER BY report_after LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING id, report`.execute(db);
-  return rows;
-}
-
 /** Clears a held report once applied (only that one: a newer report held since stays). */
-export async function clearReport(trx: Trx, messageId: string, report: unknown) {
+export async function clearReport(trx: Trx, message: { org_id: string; id: string }, report: unknown) {
   await sql`
-    UPDATE sms_messages SET report = NULL, report_after = NULL
-    WHERE id = ${messageId} AND report = ${JSON.stringify(report)}::jsonb`.execute(trx);
+    UPDATE sms_messages SET report = NULL, report_lease_until = NULL, report_lease_id = NULL
+    WHERE org_id = ${message.org_id} AND id = ${message.id} AND report = ${JSON.stringify(report)}::jsonb`.execute(
+    trx,
+  );
 }
 
 /** Holds a report on its message until `after` (a repeat of the same report changes nothing new). */
 export async function holdReport(db: Executor, messageId: string, report: unknown, afterMs: number) {
   await sql`
     UPDATE sms_messages SET report = ${JSON.stringify(report)}::jsonb,
-                            report_after = now() + ${afterMs} * interval '1 millisecond'
+                            report_lease_until = now() + ${afterMs} * interval '1 millisecond'
     WHERE id = ${messageId}`.execute(db);
 }
 

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Db, Trx } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import { getOrg } from '../admin/service.ts';
 import { getJob, requestPrecallBrief } from '../ai-jobs/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
@@ -12,35 +13,47 @@ import { type CallingWindow, insideWindow, nextOpening } from './calling-window.
 import { toCampaign } from './record.ts';
 import {
   activateDueCampaigns,
-  activeCampaigns,
   type CampaignRow,
-  claimActiveCampaign,
-  claimDueProspects,
   countProspects,
+  deferProspects,
+  endVisit,
+  findDueProspects,
   findSettings,
   hasOpenProspects,
+  lockActiveCampaign,
+  lockDueProspects,
   type ProspectRow,
   type SettingsRow,
   type SkipReason,
   updateCampaign,
   updateProspect,
+  visitsDue,
 } from './store.ts';
 
 /**
- * The SDR dialer, one tick every `SDR_TICK_MS`. Scheduled campaigns whose start has come become active;
- * then each active campaign is dialed in one transaction that holds its row (`FOR UPDATE SKIP LOCKED`):
- * a second worker skips a campaign the first is dialing, so the concurrency count it reads
- * (`campaignCallsInFlight`, which sees the calls this transaction started) cannot be raced. Due prospects
- * are claimed with `SKIP LOCKED` too, and each dial is `startOutboundCall` with the cause key
- * `sdr:<prospect>:<attempt>`: a tick run again, or a crash that rolls the transaction back, never dials
- * one attempt twice. Consent and do-not-call are asked here, at the moment of dialing, and so are the
- * org's `sdr_outbound` switch (off: no new call) and the number, voice and business name the campaign
- * leaves to the SDR settings (no number anywhere: the campaign is paused with `from_number_required`).
+ * The SDR dialer, a tick every `SDR_TICK_MS`. Scheduled campaigns whose start has come become active; an
+ * active campaign is visited once a tick by one worker, which holds it under a lease (leased work,
+ * platform/jobs/leased.ts) rather than a row lock. A visit scans the campaign's due prospects without a
+ * lock (those outside their calling window are moved to its next opening) and dials the ones ready in one
+ * short transaction that holds the campaign's row while the lease does: it finds the campaign still
+ * active, counts the calls in flight (`campaignCallsInFlight` sees the calls this transaction started),
+ * takes the picked prospects that are still due (`SKIP LOCKED`), and starts each call with
+ * `startOutboundCall` and the cause key `sdr:<prospect>:<attempt>`: a visit run again, or a crash that
+ * rolls the transaction back, never dials one attempt twice. Consent and do-not-call are asked here, at
+ * the moment of dialing, and so are the org's `sdr_outbound` switch (off: no new call) and the number,
+ * voice and business name the campaign leaves to the SDR settings (no number anywhere: the campaign is
+ * paused with `from_number_required`). A person pausing the campaign waits for one such transaction at
+ * most, not for the scan.
  */
 
-/** Prospects looked at per campaign per tick at most (those outside their window are pushed to its opening). */
+/** Prospects looked at per campaign per visit at most (those outside their window are pushed to its opening). */
 const SCAN_LIMIT = 1000;
 const BATCH = 100;
+/** Campaigns one worker claims at once, and visits one after the other. */
+const VISIT_BATCH = 5;
+/** Far longer than a visit takes (a scan and a few short transactions); a dead worker's campaigns wait this long. */
+const VISIT_LEASE_MS = 15_000;
+const MAX_VISIT_ATTEMPTS = 3;
 const defaultPrompt = (businessName: string | null) =>
   `You are a friendly sales development representative${businessName ? ` of ${businessName}` : ''}. ` +
   'Introduce yourself and the business, find out whether the person is interested, and offer to book a meeting.';
@@ -72,73 +85,149 @@ export interface DialerContext {
   briefs?: BriefOptions;
 }
 
-/** One tick of the dialer. */
-export async function dialerTick(context: DialerContext): Promise<void> {
-  const now = new Date();
-  await activateDueCampaigns(context.db, now);
-  for (const { id } of await activeCampaigns(context.db)) {
-    await inTransaction(context.db, (trx) => dialCampaign(trx, context.log, id, now, context.briefs));
-  }
+/**
+ * The dialer's visits as leased work: an active campaign is due a visit once its last one is `revisitMs`
+ * old; a worker claims a few, least recently visited first, and visits them one after the other. A visit
+ * that fails is tried again a tick later; after `MAX_VISIT_ATTEMPTS` in a row it is logged and the
+ * campaign waits for its next tick.
+ */
+export function campaignVisits(context: DialerContext, revisitMs: number): LeasedWork<CampaignRow> {
+  return {
+    name: 'sdr_dialer',
+    intervalMs: revisitMs,
+    ...visitsDue,
+    leaseMs: VISIT_LEASE_MS,
+    batch: VISIT_BATCH,
+    concurrency: 1,
+    attempts: { max: MAX_VISIT_ATTEMPTS, backoffMs: () => revisitMs },
+    work: (lease) => visitCampaign(context, lease, revisitMs),
+    exhausted: async (lease, error) => {
+      context.log.error({ err: error, campaignId: lease.row.id }, 'visits of an SDR campaign keep failing');
+      await lease.inTransaction((trx) => endVisit(trx, lease.row.id, revisitMs));
+    },
+  };
 }
 
 /**
- * Dials what one campaign may dial now; false when another worker holds the campaign, it is not active,
- * or its org's `sdr_outbound` switch is off (calls in flight end normally; it resumes once back on).
+ * The dialer's loop: every `SDR_TICK_MS` each worker activates the scheduled campaigns whose start has
+ * come, then visits the active campaigns due a visit; each is visited once a tick, by whichever worker.
  */
-export async function dialCampaign(
-  trx: Trx,
-  log: Logger,
-  campaignId: string,
-  now: Date,
-  briefs: BriefOptions = DEFAULT_BRIEFS,
-): Promise<boolean> {
-  let campaign = await claimActiveCampaign(trx, campaignId);
-  if (!campaign) return false;
-  if (!(await getOrg(trx, campaign.org_id)).features.sdr_outbound) return false;
+export function dialerLoop(context: DialerContext, tickMs: number): Loop {
+  const visits = leasedLoop(context.db, campaignVisits(context, tickMs), context.log);
+  return {
+    ...visits,
+    run: async () => {
+      await activateDueCampaigns(context.db, new Date());
+      return visits.run();
+    },
+  };
+}
+
+/** One tick of one dialer, as a test runs it: the campaigns it visits may be visited again at once. */
+export async function dialerTick(context: DialerContext): Promise<void> {
+  await dialerLoop(context, 0).run();
+}
+
+/** One visit of a claimed campaign: it dials what it may, then is due its next visit `revisitMs` later. */
+async function visitCampaign(context: DialerContext, lease: Lease<CampaignRow>, revisitMs: number) {
+  const now = new Date();
+  const dialed = await dialCampaign(context, lease, now);
+  await lease.inTransaction(async (trx) => {
+    if (dialed) await completeIfDrained(trx, lease.row.id, now);
+    await endVisit(trx, lease.row.id, revisitMs);
+  });
+}
+
+/**
+ * Dials what one campaign may dial now; false when its org's `sdr_outbound` switch is off (calls in flight
+ * end normally; it resumes once back on) or it has no number to dial from (it is paused, saying so). Every
+ * write is made while the lease holds: a worker that lost it stops at its next transaction.
+ */
+async function dialCampaign(context: DialerContext, lease: Lease<CampaignRow>, now: Date): Promise<boolean> {
+  const { db, log } = context;
+  const campaign = lease.row;
+  if (!(await getOrg(db, campaign.org_id)).features.sdr_outbound) return false;
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
-  const sender = senderOf(campaign, await findSettings(trx, campaign.org_id));
-  if (!sender) {
-    await updateCampaign(trx, campaign.id, { status: 'paused', paused_reason: 'from_number_required' });
-    return true;
+  if (!senderOf(campaign, await findSettings(db, campaign.org_id))) {
+    await lease.inTransaction(async (trx) => {
+      if (await lockActiveCampaign(trx, campaign.id))
+        await updateCampaign(trx, campaign.id, { status: 'paused', paused_reason: 'from_number_required' });
+    });
+    return false;
   }
-  let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(trx, scope, campaign.id));
+  let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(db, scope, campaign.id));
   let after: DueCursor | undefined;
   let scanned = 0;
-  scan: while (slots > 0 && scanned < SCAN_LIMIT) {
-    const picked = await pickDueProspects(trx, campaign, now, slots, after);
+  while (slots > 0 && scanned < SCAN_LIMIT) {
+    const picked = await pickDueProspects(db, campaign, now, slots, after);
     scanned += picked.scanned;
     after = picked.after;
-    const contacts = new Map(
-      (
-        await orgContactsForDialing(
-          trx,
-          campaign.org_id,
-          picked.ready.map((p) => p.contact_id),
-        )
-      ).map((c) => [c.id, c]),
-    );
-    for (const prospect of picked.ready) {
-      let dialed: boolean;
-      try {
-        const contact = contacts.get(prospect.contact_id);
-        dialed = await dialProspect(trx, campaign, sender, prospect, contact, now, briefs);
-      } catch (error) {
-        // The campaign cannot dial (its number or agent is gone): it stays active and is tried next tick.
-        if (!(error instanceof ApiError)) throw error;
-        log.warn({ campaignId: campaign.id, err: error }, 'an SDR campaign could not dial');
-        break scan;
-      }
-      if (!dialed) continue;
-      slots--;
-      if (!campaign.started_at) {
-        campaign = await updateCampaign(trx, campaign.id, { started_at: now });
-        await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign), campaign.metadata);
-      }
+    if (picked.ready.length > 0) {
+      const left = await lease.inTransaction((trx) =>
+        dialPicked(trx, log, campaign.id, picked.ready, now, context.briefs),
+      );
+      if (left === null) break;
+      slots = left;
     }
     if (picked.done) break;
   }
-  await completeIfDrained(trx, campaign, scope, now);
   return true;
+}
+
+/**
+ * Dials the picked prospects that are still due, as many as the campaign has room for, holding the
+ * campaign's row; returns the room left, or null when the campaign stopped (paused, or it cannot dial:
+ * its number or agent is gone, and it is tried again next tick).
+ */
+export async function dialPicked(
+  trx: Trx,
+  log: Logger,
+  campaignId: string,
+  picked: ProspectRow[],
+  now: Date,
+  briefs: BriefOptions = DEFAULT_BRIEFS,
+): Promise<number | null> {
+  let campaign = await lockActiveCampaign(trx, campaignId);
+  if (!campaign) return null;
+  const sender = senderOf(campaign, await findSettings(trx, campaign.org_id));
+  if (!sender) return null;
+  const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
+  let slots = campaign.max_concurrent_calls - (await campaignCallsInFlight(trx, scope, campaign.id));
+  if (slots <= 0) return 0;
+  const due = await lockDueProspects(
+    trx,
+    campaign.id,
+    picked.map((prospect) => prospect.id),
+    now,
+  );
+  const contacts = new Map(
+    (
+      await orgContactsForDialing(
+        trx,
+        campaign.org_id,
+        due.map((p) => p.contact_id),
+      )
+    ).map((c) => [c.id, c]),
+  );
+  for (const prospect of due) {
+    if (slots <= 0) break;
+    let dialed: boolean;
+    try {
+      const contact = contacts.get(prospect.contact_id);
+      dialed = await dialProspect(trx, campaign, sender, prospect, contact, now, briefs);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      log.warn({ campaignId: campaign.id, err: error }, 'an SDR campaign could not dial');
+      return null;
+    }
+    if (!dialed) continue;
+    slots--;
+    if (!campaign.started_at) {
+      campaign = await updateCampaign(trx, campaign.id, { started_at: now });
+      await emit(trx, scope, 'sdr.campaign.started', await campaignEvent(trx, campaign), campaign.metadata);
+    }
+  }
+  return slots;
 }
 
 export interface DueCursor {
@@ -147,12 +236,12 @@ export interface DueCursor {
 }
 
 /**
- * The next due prospects of a campaign inside their calling window, at most `wanted`, locked (`SKIP
- * LOCKED`: another worker's are passed over), soonest first after `after`. A due prospect outside its
+ * The next due prospects of a campaign inside their calling window, at most `wanted`, soonest first after
+ * `after`, read without a lock (the dialing transaction takes those still due). A due prospect outside its
  * window is moved to the window's next opening. `done` when no more are due.
  */
 export async function pickDueProspects(
-  trx: Trx,
+  db: Executor,
   campaign: CampaignRow,
   now: Date,
   wanted: number,
@@ -165,30 +254,33 @@ export async function pickDueProspects(
   };
   const ready: ProspectRow[] = [];
   let scanned = 0;
+  const picked = (done: boolean) => ({ ready, after, done, scanned });
   while (ready.length < wanted && scanned < SCAN_LIMIT) {
     // A few more than needed, so that some outside their window do not take another round trip.
     const limit = Math.min(BATCH, wanted - ready.length + 10);
-    const due = await claimDueProspects(trx, campaign.id, now, limit, after);
+    const due = await findDueProspects(db, campaign.id, now, limit, after);
     scanned += due.length;
+    const waiting: { id: string; at: Date }[] = [];
+    let full = false;
     for (const prospect of due) {
-      after = { at: prospect.next_attempt_at, id: prospect.id };
       const zone = campaign.respect_timezone ? prospect.timezone : campaign.timezone;
       if (!insideWindow(now, zone, window)) {
-        await updateProspect(trx, prospect.id, { next_attempt_at: nextOpening(now, zone, window) });
+        waiting.push({ id: prospect.id, at: nextOpening(now, zone, window) });
       } else if (ready.length < wanted) {
         ready.push(prospect);
       } else {
         // One more than wanted: it stays due, first in line after the last one picked.
-        return { ready, after: cursorOf(ready[ready.length - 1]), done: false, scanned };
+        full = true;
+        break;
       }
+      after = { at: prospect.next_attempt_at, id: prospect.id };
     }
-    if (due.length < limit) return { ready, after, done: true, scanned };
+    await deferProspects(db, waiting, now);
+    if (full) return picked(false);
+    if (due.length < limit) return picked(true);
   }
-  return { ready, after, done: false, scanned };
+  return picked(false);
 }
-
-const cursorOf = (prospect: ProspectRow): DueCursor => ({ at: prospect.next_attempt_at, id: prospect.id });
-
 /** Dials one prospect, or skips it when the CRM forbids the call now; true when a call was started. */
 async function dialProspect(
   trx: Trx,
@@ -292,9 +384,11 @@ async function precallBrief(
 }
 
 /** A campaign that has dialed and has no prospect left to dial or in a call is completed. */
-async function completeIfDrained(trx: Trx, campaign: CampaignRow, scope: TenantScope, now: Date) {
-  if (!campaign.started_at || campaign.status !== 'active') return;
+async function completeIfDrained(trx: Trx, campaignId: string, now: Date) {
+  const campaign = await lockActiveCampaign(trx, campaignId);
+  if (!campaign?.started_at) return;
   if (await hasOpenProspects(trx, campaign.id)) return;
+  const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   if ((await campaignCallsInFlight(trx, scope, campaign.id)) > 0) return;
   const completed = await updateCampaign(trx, campaign.id, { status: 'completed', completed_at: now });
   await emit(trx, scope, 'sdr.campaign.completed', await campaignEvent(trx, completed), completed.metadata);

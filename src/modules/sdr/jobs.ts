@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
-import { dialerTick } from './dialer.ts';
+import { dialerLoop } from './dialer.ts';
 import { POST_CALL_EMAIL_TASK, sendPostCallEmail, useSdrOutcomes } from './outcomes.ts';
 
 /** The SDR dialer's tick (a loop every `SDR_TICK_MS`) and the post-call summary emails. */
@@ -17,18 +17,10 @@ export function sdrJobs(platform: Platform): { tasks: Record<string, JobHandler>
       },
     },
     loops: [
-      {
-        name: 'sdr_dialer',
-        intervalMs: config.sdrTickMs,
-        run: async () => {
-          await dialerTick({
-            db,
-            log,
-            briefs: { fuelCost: config.aiJobFuelCost, waitMs: config.sdrPrecallBriefWaitMs },
-          });
-          return false;
-        },
-      },
+      dialerLoop(
+        { db, log, briefs: { fuelCost: config.aiJobFuelCost, waitMs: config.sdrPrecallBriefWaitMs } },
+        config.sdrTickMs,
+      ),
     ],
   };
 }

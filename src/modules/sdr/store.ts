@@ -69,6 +69,10 @@ export interface SdrCampaignsTable {
   archived_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The dialer's visits (platform/jobs/leased.ts): the visiting worker's lease, and the next visit. */
+  dial_lease_id: string | null;
+  dial_lease_until: Generated<Date>;
+  dial_attempts: Generated<number>;
 }
 
 export interface SdrProspectsTable {
@@ -200,24 +204,30 @@ export function activateDueCampaigns(db: Executor, now: Date) {
     .execute();
 }
 
-export function activeCampaigns(db: Executor) {
-  return db
-    .selectFrom('sdr_campaigns')
-    .select(['id', 'org_id', 'client_id'])
-    .where('status', '=', 'active')
-    .orderBy('id')
+/** The dialer's visits, as leased work: active campaigns, least recently visited first. */
+export const visitsDue = { table: 'sdr_campaigns', prefix: 'dial_', due: sql`t.status = 'active'` };
+
+/** Ends a visit, in a transaction holding its lease: the next is due `revisitMs` later. */
+export async function endVisit(trx: Trx, id: string, revisitMs: number): Promise<void> {
+  await trx
+    .updateTable('sdr_campaigns')
+    .set({
+      dial_lease_id: null,
+      dial_lease_until: sql<Date>`now() + ${revisitMs}::float8 * interval '1 millisecond'`,
+      dial_attempts: 0,
+    })
+    .where('id', '=', id)
     .execute();
 }
 
-/** The campaign, locked for this tick's dialing; undefined when another worker holds it or it is not active. */
-export function claimActiveCampaign(trx: Trx, id: string): Promise<CampaignRow | undefined> {
+/** The campaign locked for one dialing transaction; undefined when it is no longer active. */
+export function lockActiveCampaign(trx: Trx, id: string): Promise<CampaignRow | undefined> {
   return trx
     .selectFrom('sdr_campaigns')
     .selectAll()
     .where('id', '=', id)
     .where('status', '=', 'active')
     .forUpdate()
-    .skipLocked()
     .executeTakeFirst();
 }
 
@@ -285,22 +295,60 @@ export function updateProspect(trx: Trx, id: string, changes: ProspectChanges): 
     .executeTakeFirstOrThrow();
 }
 
-/** Due pending prospects of a campaign, soonest first, locked; a prospect another worker holds is skipped. */
-export function claimDueProspects(
-  trx: Trx,
+/** Due pending prospects of a campaign, soonest first after `after`, read without a lock. */
+export function findDueProspects(
+  db: Executor,
   campaignId: string,
   now: Date,
   limit: number,
   after?: { at: Date; id: string },
-) {
-  let query = trx
+): Promise<ProspectRow[]> {
+  let query = db
     .selectFrom('sdr_prospects')
     .selectAll()
     .where('campaign_id', '=', campaignId)
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now);
   if (after) query = query.where(sql<boolean>`(next_attempt_at, id) > (${after.at}, ${after.id})`);
-  return query.orderBy('next_attempt_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
+  return query.orderBy('next_attempt_at').orderBy('id').limit(limit).execute();
+}
+
+/**
+ * Those of `ids` still pending and due, soonest first, locked for dialing; a prospect another transaction
+ * holds (a call of it ending, a person removing it) is skipped.
+ */
+export function lockDueProspects(
+  trx: Trx,
+  campaignId: string,
+  ids: string[],
+  now: Date,
+): Promise<ProspectRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return trx
+    .selectFrom('sdr_prospects')
+    .selectAll()
+    .where('campaign_id', '=', campaignId)
+    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** Moves due prospects outside their calling window to its next opening (one statement), unless they moved on. */
+export async function deferProspects(
+  db: Executor,
+  moves: { id: string; at: Date }[],
+  now: Date,
+): Promise<void> {
+  if (moves.length === 0) return;
+  await sql`
+    UPDATE sdr_prospects p SET next_attempt_at = m.at, updated_at = ${now}
+    FROM unnest(${moves.map((m) => m.id)}::uuid[], ${moves.map((m) => m.at)}::timestamptz[]) AS m(id, at)
+    WHERE p.id = m.id AND p.status = 'pending' AND p.next_attempt_at <= ${now}`.execute(db);
 }
 
 /** Whether a prospect is still to dial or in a call: none left means the campaign's queue has drained. */

@@ -3,7 +3,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
 import { messagingSms, type SequenceSms } from './sms.ts';
-import { runDueSteps, type TickContext } from './tick.ts';
+import { sequenceTickLoop, type TickContext } from './tick.ts';
 import { unsubscribeKeys } from './unsubscribe-routes.ts';
 
 /** Enrollments one worker claims per round, and how many of them it runs at once at most. */
@@ -46,6 +46,7 @@ export function sequenceTickContext(platform: Platform, sms: SequenceSms = messa
     email: sequenceEmail(platform),
     sms,
     log,
+    tickMs: config.sequenceTickMs,
     leaseMs: config.sequenceLeaseMs,
     minuteMs: config.sequenceMinuteMs,
     batchSize: BATCH,
@@ -57,10 +58,5 @@ export function sequenceTickContext(platform: Platform, sms: SequenceSms = messa
 
 /** The sequence tick: every `SEQUENCE_TICK_MS`, each worker runs the due steps (all of them, batch by batch). */
 export function sequenceJobs(platform: Platform): { loops: Loop[] } {
-  const context = sequenceTickContext(platform);
-  return {
-    loops: [
-      { name: 'sequence_tick', intervalMs: platform.config.sequenceTickMs, run: () => runDueSteps(context) },
-    ],
-  };
+  return { loops: [sequenceTickLoop(sequenceTickContext(platform))] };
 }

@@ -31,6 +31,7 @@ import {
   type Step,
   shareLockSequence,
   stopEnrollments,
+  UNCLAIMED,
   updateEnrollmentRow,
   updateSequenceRow,
 } from './store.ts';
@@ -45,7 +46,7 @@ export type { Step } from './store.ts';
 export type Sequence = Omit<SequenceRow, 'org_id'>;
 export type Enrollment = Omit<
   EnrollmentRow,
-  'org_id' | 'client_id' | 'claimed_until' | 'attempts' | 'updated_at'
+  'org_id' | 'client_id' | 'lease_id' | 'lease_until' | 'attempts' | 'updated_at'
 >;
 
 export interface SequenceInput {
@@ -314,8 +315,7 @@ export async function updateEnrollment(
     status: 'active',
     paused_reason: null,
     next_run_at: new Date(),
-    claimed_until: null,
-    attempts: 0,
+    ...UNCLAIMED,
   }).catch((error: { code?: string }) => {
     if (error.code !== '23505') throw error;
     throw errors.conflict(

@@ -58,7 +58,9 @@ export interface EnrollmentsTable {
   completed_at: NullableTimestamp;
   last_step_at: NullableTimestamp;
   metadata: Json<Record<string, unknown>>;
-  claimed_until: NullableTimestamp;
+  /** The tick's lease (platform/jobs/leased.ts): set for every active enrollment, NULL once stopped or done. */
+  lease_id: string | null;
+  lease_until: NullableTimestamp;
   attempts: Generated<number>;
   updated_at: Generated<Date>;
 }
@@ -288,7 +290,7 @@ export function stopEnrollments(
   if (ids.length === 0) return Promise.resolve([]);
   return trx
     .updateTable('sequence_enrollments')
-    .set({ status, paused_reason: reason, claimed_until: null, updated_at: sql<Date>`now()` })
+    .set({ status, paused_reason: reason, ...NOTHING_LEFT, updated_at: sql<Date>`now()` })
     .where('id', '=', sql<string>`ANY(${ids}::uuid[])`)
     .returningAll()
     .execute();
@@ -296,35 +298,24 @@ export function stopEnrollments(
 
 // The tick.
 
-/** A claimed enrollment: the step it was due to run when claimed. */
-export interface ClaimedEnrollment {
-  id: string;
-  current_step: number;
-}
-
 /**
- * Claims up to `limit` due enrollments of active sequences for `leaseMs` (one statement, committed on its
- * own). Rows another worker holds (locked now, or leased and the lease not over) are skipped.
+ * The tick's leased work (platform/jobs/leased.ts): the current step of an active enrollment of an active
+ * sequence, once its `next_run_at` has come, soonest first.
  */
-export async function claimDueEnrollments(
-  db: Executor,
-  leaseMs: number,
-  limit: number,
-): Promise<ClaimedEnrollment[]> {
-  const { rows } = await sql<ClaimedEnrollment>`
-    UPDATE sequence_enrollments e
-    SET claimed_until = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE (e.org_id, e.id) IN (
-      SELECT d.org_id, d.id FROM sequence_enrollments d
-      JOIN sequences s ON s.org_id = d.org_id AND s.id = d.sequence_id AND s.status = 'active'
-      WHERE d.status = 'active' AND d.next_run_at <= now()
-        AND (d.claimed_until IS NULL OR d.claimed_until < now())
-      ORDER BY d.next_run_at
-      LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED)
-    RETURNING e.id, e.current_step`.execute(db);
-  return rows;
-}
+export const dueSteps = {
+  table: 'sequence_enrollments',
+  due: sql`t.status = 'active' AND t.next_run_at <= now() AND EXISTS (
+    SELECT 1 FROM sequences s WHERE s.org_id = t.org_id AND s.id = t.sequence_id AND s.status = 'active')`,
+  order: sql`t.next_run_at`,
+};
+
+/** Held by no worker, its attempts starting over: the tick claims it once its `next_run_at` comes. */
+export const UNCLAIMED = { lease_id: null, lease_until: sql<Date>`now()`, attempts: 0 };
+/** A stopped or completed enrollment: nothing left for the tick. */
+export const NOTHING_LEFT = { lease_id: null, lease_until: null };
+
+/** A claimed enrollment: the step it was due to run when claimed. */
+export type ClaimedEnrollment = Pick<EnrollmentRow, 'id' | 'current_step'>;
 
 /** The claimed enrollment locked for its step, with its sequence's status and steps. */
 export function lockClaimedEnrollment(trx: Trx, id: string) {
@@ -338,20 +329,6 @@ export function lockClaimedEnrollment(trx: Trx, id: string) {
     .where('e.id', '=', id)
     .forUpdate('e')
     .executeTakeFirst();
-}
-
-/** Counts a failed attempt at the current step; any worker may take it again after `backoffMs` × attempts. */
-export async function releaseClaim(db: Executor, id: string, backoffMs: number): Promise<number> {
-  const row = await db
-    .updateTable('sequence_enrollments')
-    .set({
-      attempts: sql<number>`attempts + 1`,
-      claimed_until: sql<Date>`now() + ${backoffMs} * (attempts + 1) * interval '1 millisecond'`,
-    })
-    .where('id', '=', id)
-    .returning('attempts')
-    .executeTakeFirst();
-  return row?.attempts ?? 0;
 }
 
 /**

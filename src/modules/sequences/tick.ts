@@ -4,6 +4,8 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Db, Trx } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { ApiError } from '../../platform/http/errors.ts';
+import { type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
+import type { Loop } from '../../platform/jobs/runner.ts';
 import { type EmailProvider, EmailRejectedError } from '../../providers/email/index.ts';
 import { createActivity } from '../activities/service.ts';
 import { type ContactRecord, getContact, phoneReach } from '../contacts/service.ts';
@@ -12,27 +14,30 @@ import { emitEnrollmentEvent } from './service.ts';
 import type { SequenceSms } from './sms.ts';
 import {
   type ClaimedEnrollment,
-  claimDueEnrollments,
+  dueSteps,
   type EnrollmentRow,
   isUnsubscribed,
   lockClaimedEnrollment,
+  NOTHING_LEFT,
   recordStepSend,
-  releaseClaim,
   type Step,
   stopEnrollments,
+  UNCLAIMED,
   updateEnrollmentRow,
 } from './store.ts';
 import { type UnsubscribeKeys, unsubscribeToken } from './unsubscribe.ts';
 
 /**
- * The sequence tick. Each worker claims due enrollments of active sequences with a lease (one committed
- * statement, `FOR UPDATE SKIP LOCKED`, so workers share the work) and runs each one's current step in its
- * own transaction, which locks the enrollment, checks it still stands where it was claimed, sends, records
- * the send under the (enrollment, step) primary key and advances the enrollment. A worker killed mid-step
- * rolls back; its claims run out after the lease and another worker takes them. The providers are
- * idempotent by the step's key (`sequence_step:<enrollment>:<step>`): an email sent just before a crash is
- * recognised when the step runs again and is not sent twice; an SMS is a row of the SMS module written in
- * the same transaction. A step that cannot be sent pauses its enrollment with the reason.
+ * The sequence tick, as leased work (platform/jobs/leased.ts): each worker claims due enrollments of
+ * active sequences under a lease and runs each one's current step in its own transaction, which locks the
+ * enrollment, checks it still stands where it was claimed, sends, records the send under the (enrollment,
+ * step) primary key and advances the enrollment. The step is its own fencing token: a worker whose lease
+ * ran out finds the step moved on and does nothing, or, if nobody ran it meanwhile, runs the step that is
+ * due, once. A worker killed mid-step rolls back; its claims run out after the lease and another worker
+ * takes them. The providers are idempotent by the step's key (`sequence_step:<enrollment>:<step>`): an
+ * email sent just before a crash is recognised when the step runs again and is not sent twice; an SMS is
+ * a row of the SMS module written in the same transaction. A step that cannot be sent pauses its
+ * enrollment with the reason.
  */
 
 export interface TickContext {
@@ -40,6 +45,8 @@ export interface TickContext {
   email: EmailProvider;
   sms: SequenceSms;
   log: Logger;
+  /** `SEQUENCE_TICK_MS`: how long an idle worker waits before it looks for due steps again. */
+  tickMs: number;
   leaseMs: number;
   minuteMs: number;
   /** Enrollments one worker claims at a time, and runs this many at once. */
@@ -51,9 +58,9 @@ export interface TickContext {
 }
 
 /**
- * A step that failed this many times (deferred email, unexpected error) pauses with `send_failed`. The
- * back-off grows by `RETRY_STEP_MS` per attempt (capped by the lease), so ten attempts span about 20 minutes:
- * longer than an SMTP send claim of a crashed process stays fresh.
+ * A step claimed this many times (a deferred email, an unexpected error, a worker that died) pauses with
+ * `send_failed`. The back-off grows by `RETRY_STEP_MS` per attempt (capped by the lease), so ten attempts
+ * span about 20 minutes: longer than an SMTP send claim of a crashed process stays fresh.
  */
 export const MAX_STEP_ATTEMPTS = 10;
 const RETRY_STEP_MS = 30_000;
@@ -65,33 +72,43 @@ export class StepBlocked extends Error {
   }
 }
 
-/** One round of the tick; true when a full batch was claimed, so more may be due right away. */
-export async function runDueSteps(context: TickContext): Promise<boolean> {
-  const claimed = await claimDueEnrollments(context.db, context.leaseMs, context.batchSize);
-  let next = 0;
-  const lane = async () => {
-    while (next < claimed.length) await runClaimedStep(context, claimed[next++]);
+/** The tick's declaration: due steps, claimed in batches, run a few at once, retried with a linear back-off. */
+export function sequenceTick(context: TickContext): LeasedWork<EnrollmentRow> {
+  return {
+    name: 'sequence_tick',
+    intervalMs: context.tickMs,
+    ...dueSteps,
+    leaseMs: context.leaseMs,
+    batch: context.batchSize,
+    concurrency: context.concurrency,
+    attempts: {
+      max: MAX_STEP_ATTEMPTS,
+      backoffMs: (attempt) => Math.min(context.leaseMs, RETRY_STEP_MS) * attempt,
+    },
+    work: (lease) => runClaimedStep(context, lease.row),
+    exhausted: async (lease) => {
+      await lease.inTransaction((trx) => pauseBlocked(trx, lease.row, 'send_failed'));
+    },
   };
-  await Promise.all(Array.from({ length: Math.min(context.concurrency, claimed.length) }, lane));
-  return claimed.length === context.batchSize;
 }
 
+/** The tick's loop: every `SEQUENCE_TICK_MS` each worker runs the due steps, batch by batch. */
+export function sequenceTickLoop(context: TickContext): Loop {
+  return leasedLoop(context.db, sequenceTick(context), context.log);
+}
+
+/** One round of the tick; true when a full batch was claimed, so more may be due right away. */
+export function runDueSteps(context: TickContext): Promise<boolean> {
+  return sequenceTickLoop(context).run();
+}
+
+/** Runs a claimed step; an error other than a blocked step is the loop's to retry. */
 export async function runClaimedStep(context: TickContext, claimed: ClaimedEnrollment): Promise<void> {
   try {
     await inTransaction(context.db, (trx) => runStep(context, trx, claimed));
   } catch (error) {
-    if (error instanceof StepBlocked) {
-      await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, error.reason));
-      return;
-    }
-    context.log.warn(
-      { err: error, enrollmentId: claimed.id, step: claimed.current_step },
-      'sequence step failed',
-    );
-    // Retried by any worker once the back-off is over; paused once it keeps failing.
-    const attempts = await releaseClaim(context.db, claimed.id, Math.min(context.leaseMs, RETRY_STEP_MS));
-    if (attempts >= MAX_STEP_ATTEMPTS)
-      await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, 'send_failed'));
+    if (!(error instanceof StepBlocked)) throw error;
+    await inTransaction(context.db, (trx) => pauseBlocked(trx, claimed, error.reason));
   }
 }
 
@@ -112,7 +129,7 @@ export type LockedEnrollment = NonNullable<Awaited<ReturnType<typeof lockClaimed
  */
 export async function runLockedStep(context: TickContext, trx: Trx, row: LockedEnrollment): Promise<void> {
   if (row.sequence_status !== 'active') {
-    await updateEnrollmentRow(trx, row.id, { claimed_until: null });
+    await updateEnrollmentRow(trx, row.id, UNCLAIMED);
     return;
   }
   const steps = row.steps as Step[];
@@ -151,8 +168,7 @@ export async function runLockedStep(context: TickContext, trx: Trx, row: LockedE
     current_step: nextStep,
     last_step_at: sql<Date>`now()`,
     next_run_at: sql<Date>`now() + ${waitMs} * interval '1 millisecond'`,
-    claimed_until: null,
-    attempts: 0,
+    ...UNCLAIMED,
   });
 }
 
@@ -269,7 +285,7 @@ async function complete(
     current_step: currentStep,
     completed_at: sql<Date>`now()`,
     ...(send ? { last_step_at: sql<Date>`now()` } : {}),
-    claimed_until: null,
+    ...NOTHING_LEFT,
     attempts: 0,
   };
   const done = send

@@ -93,6 +93,8 @@ export interface LeasedWork<Row extends LeasedRow> {
   attempts: { max: number; backoffMs: (attempt: number) => number };
   /** What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out. */
   work(lease: Lease<Row>): Promise<void>;
+  /** What a failed attempt writes besides its back-off (its error, a status), in the retry's fenced transaction. */
+  onRetry?(trx: Trx, lease: Lease<Row>, error: unknown): Promise<void>;
   /** A row whose attempts are spent; it should end the lease (`complete`, or writes under `held`). */
   exhausted(lease: Lease<Row>, error: unknown): Promise<void>;
   /** Settles a row left "maybe done" past its grace; with it, the loop also sweeps those rows. */
@@ -139,12 +141,29 @@ async function runUnit<Row extends LeasedRow>(work: LeasedWork<Row>, lease: Leas
         'leased work failed',
       );
       if (lease.attempt >= max) await work.exhausted(lease, error);
-      else await lease.retry(backoffMs(lease.attempt));
+      else await retry(work, lease, error, backoffMs(lease.attempt));
     }
   } catch (error) {
     // Unrecorded: the lease runs out and the row is claimed again.
     log.error({ err: error, loop: work.name, id: lease.row.id }, 'recording leased work failed');
   }
+}
+
+async function retry<Row extends LeasedRow>(
+  work: LeasedWork<Row>,
+  lease: Lease<Row>,
+  error: unknown,
+  delayMs: number,
+): Promise<void> {
+  const { onRetry } = work;
+  if (!onRetry) {
+    await lease.retry(delayMs);
+    return;
+  }
+  await lease.inTransaction(async (trx) => {
+    await onRetry.call(work, trx, lease, error);
+    await lease.retry(delayMs, trx);
+  });
 }
 
 /** The statements of one kind of leased work. */
