@@ -17,7 +17,9 @@ import {
   voiceSimulatorScriptRoutes,
 } from './modules/admin/voice-simulator-routes.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
+import { llmSimulatorRoutes } from './modules/ai/llm-simulator-routes.ts';
 import { aiRoutes } from './modules/ai/routes.ts';
+import { aiJobRoutes } from './modules/ai-jobs/routes.ts';
 import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { callIdOfProviderCall } from './modules/calls/service.ts';
@@ -85,6 +87,7 @@ const tenantModules = [
   messagingRoutes,
   sequenceRoutes,
   aiRoutes,
+  aiJobRoutes,
   knowledgeRoutes,
   sdrRoutes,
   clientRoutes,
@@ -192,6 +195,7 @@ export async function buildApp(
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
   await app.register(userAdminRoutes, { prefix: '/admin/v1' });
   await app.register(emailSimulatorRoutes, { prefix: '/admin/v1' });
+  await app.register(llmSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(voiceSimulatorScriptRoutes, { prefix: '/admin/v1' });
   const voice = callsVoice(platform);
   await app.register(voiceSimulatorCallRoutes, {

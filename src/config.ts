@@ -129,11 +129,22 @@ export interface Config {
   kbIngestRetrySchedule: number[];
   /** How often an idle worker looks for documents to ingest. */
   kbIngestPollMs: number;
+  // AI jobs: pre-call briefs and lead enrichments
+  /** FUEL one AI job costs, debited when it is accepted and refunded if it fails. */
+  aiJobFuelCost: number;
+  /** How long a worker holds an AI job it runs before another worker may take it over. */
+  aiJobLeaseMs: number;
+  /** Claims of one AI job before it fails: a worker died holding it every time. */
+  aiJobMaxAttempts: number;
+  /** How often an idle worker looks for AI jobs to run. */
+  aiJobPollMs: number;
   // SDR campaigns
   /** How often the SDR dialer looks for prospects to dial. */
   sdrTickMs: number;
   /** The length of one hour of a campaign's `retry_interval_hours`. */
   sdrHourMs: number;
+  /** How long the dialer waits for a prospect's pre-call brief before it dials without one. */
+  sdrPrecallBriefWaitMs: number;
   // Failed authentication
   /** Failed authentications (401) one address may make per minute before it is answered 429. */
   authFailuresPerMinute: number;
@@ -322,9 +333,15 @@ export function loadConfig(env: Env = process.env): Config {
     kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),
     kbIngestRetrySchedule: durations(env, 'KB_INGEST_RETRY_SCHEDULE', '30s,5m,30m', { min: 0, max: DAY_MS }),
     kbIngestPollMs: int(env, 'KB_INGEST_POLL_MS', 500, { min: 10, max: MINUTE_MS }),
+    // AI jobs
+    aiJobFuelCost: int(env, 'AI_JOB_FUEL_COST', 1, { min: 1, max: 1000 }),
+    aiJobLeaseMs: duration(env, 'AI_JOB_LEASE', '2m', { min: 100, max: DAY_MS }),
+    aiJobMaxAttempts: int(env, 'AI_JOB_MAX_ATTEMPTS', 3, { min: 1, max: 100 }),
+    aiJobPollMs: duration(env, 'AI_JOB_POLL', '500ms', { min: 10, max: MINUTE_MS }),
     // SDR campaigns
     sdrTickMs: int(env, 'SDR_TICK_MS', 60_000, { min: 50, max: DAY_MS }),
     sdrHourMs: int(env, 'SDR_HOUR_MS', 3_600_000, { min: 1, max: DAY_MS }),
+    sdrPrecallBriefWaitMs: duration(env, 'SDR_PRECALL_BRIEF_WAIT', '2m', { min: 0, max: DAY_MS }),
     // Failed authentication
     authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, { min: 1, max: MAX_RATE }),
     // Outbox relay failures and worker takeover

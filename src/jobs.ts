@@ -1,5 +1,6 @@
 import { agentJobs } from './modules/agents/jobs.ts';
 import { gistJobs } from './modules/ai/jobs.ts';
+import { aiJobLoops } from './modules/ai-jobs/jobs.ts';
 import { callJobs } from './modules/calls/jobs.ts';
 import { knowledgeJobs } from './modules/knowledge/jobs.ts';
 import { messagingJobs } from './modules/messaging/jobs.ts';
@@ -74,6 +75,7 @@ export function jobRegistry(platform: Platform): JobRegistry {
       ...sequences.loops,
       ...gists.loops,
       ...knowledge.loops,
+      ...aiJobLoops(platform),
       ...sdr.loops,
     ],
     startup: [...walletIndex.startup],

@@ -49,7 +49,7 @@ export function createPlatform(
     clients: new ClientDirectory(database.db),
     redis,
     log,
-    llm: createLlmProvider(config),
+    llm: createLlmProvider(config, database.db),
     storage: createStorageProvider(config, secrets, config.publicBaseUrl),
   };
 }

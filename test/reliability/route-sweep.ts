@@ -283,6 +283,16 @@ export const creators: Record<string, Creator> = {
     make: ({ call }) => madeBy(call, '/crm/companies', { name: `G ${next()}` }, 'company'),
   },
   '/v1/ai/deals/:id': { make: ({ call }) => madeBy(call, '/crm/deals', { name: `G ${next()}` }, 'deal') },
+  // An AI job: a pre-call brief of a contact, paid from a grant.
+  '/v1/ai/jobs/:id': {
+    make: async ({ t, tenant, call }) => {
+      await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: 5 });
+      const contact = await madeBy(call, '/crm/contacts', { email: `j${next()}@example.com` }, 'contact');
+      const asked = await call('POST', `/ai/contacts/${contact}/precall-brief`, {});
+      if (asked.status !== 202) throw new Error(`brief: ${asked.status} ${JSON.stringify(asked.body)}`);
+      return asked.body.job.id;
+    },
+  },
   '/v1/sdr/campaigns/:id': {
     scope: 'agency',
     post: {

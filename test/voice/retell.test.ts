@@ -31,6 +31,7 @@ function dial(overrides: Partial<PlaceCallRequest> = {}): PlaceCallRequest {
     },
     voicemail: { enabled: true, message: 'Sorry we missed you.' },
     metadata: { sdr_campaign_id: 'c1' },
+    context: 'Ana asked for pricing; call back Thursday.',
     ...overrides,
   };
 }
@@ -86,6 +87,7 @@ describe('Retell adapter', () => {
         greeting: 'Hi, this is Ava from Acme Dental.',
         system_prompt: 'Book a check-up.',
         voice_name: 'Adrian',
+        precall_brief: 'Ana asked for pricing; call back Thursday.',
       },
       agent_override: {
         agent: {

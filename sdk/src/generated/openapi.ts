@@ -871,6 +871,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai/contacts/{id}/precall-brief": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a pre-call brief of a contact (1 FUEL, refunded if it fails)
+         * @description Answers 202 with the job; `ai.precall_brief.completed` carries it with its brief when written, `ai.job.failed` when it failed.
+         */
+        post: operations["ai.contacts.precall_brief"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai/contacts/{id}/enrich": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for values for a contact's empty fields (1 FUEL, refunded if it fails)
+         * @description Answers 202 with the job; `ai.lead_enrichment.completed` carries its proposals and what was applied, `ai.job.failed` a failure.
+         */
+        post: operations["ai.contacts.enrich"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai/companies/{id}/enrich": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for values for a company's empty fields (1 FUEL, refunded if it fails)
+         * @description Answers 202 with the job; `ai.lead_enrichment.completed` carries its proposals and what was applied, `ai.job.failed` a failure.
+         */
+        post: operations["ai.companies.enrich"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List AI jobs (pre-call briefs, lead enrichments), newest first */
+        get: operations["ai.jobs.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve one AI job with its result */
+        get: operations["ai.jobs.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/kb": {
         parameters: {
             query?: never;
@@ -6483,7 +6577,7 @@ export interface operations {
                             /** @description The org's balance right after this entry. */
                             balance_after: number;
                             /** @description grant, adjustment (an operator takes FUEL back), sms, gist or refund. */
-                            reason: "grant" | "adjustment" | "sms" | "gist" | "refund";
+                            reason: "grant" | "adjustment" | "sms" | "gist" | "ai_job" | "refund";
                             reference_type: string | null;
                             reference_id: string | null;
                             client_id: string | null;
@@ -8966,6 +9060,614 @@ export interface operations {
             };
         };
     };
+    "ai.contacts.precall_brief": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: a repeat within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why the call is made; the brief takes it into account. */
+                    purpose?: string;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of its events: ai.precall_brief.completed, ai.lead_enrichment.completed and ai.job.failed. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A pre-call brief or a lead enrichment, written in the background. */
+                        job: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "precall_brief" | "lead_enrichment";
+                            status: "pending" | "running" | "completed" | "failed";
+                            subject_type: "contact" | "company";
+                            /** Format: uuid */
+                            subject_id: string;
+                            result: ({
+                                /** @description What to know 30 seconds before the call, in a few sentences. */
+                                brief: string;
+                                talking_points: string[];
+                            } | {
+                                /** @description Values for fields that were empty, each with its evidence. */
+                                proposals: {
+                                    /** @description A contact: title, lifecycle_stage or tags. A company: industry or business_description. */
+                                    field: string;
+                                    /** @description A string; a list of tags for tags. */
+                                    value: string | string[];
+                                    /** @description The text of the record or its activities the value comes from. */
+                                    evidence: string;
+                                }[];
+                                /** @description The fields written (apply: true): only those still empty when the job finished. */
+                                applied: string[];
+                            }) | null;
+                            error_code: string | null;
+                            /** @description FUEL debited when accepted; refunded if the job fails. */
+                            fuel_cost: number;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FUEL exhausted */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency key reused with another request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ai.contacts.enrich": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: a repeat within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description true writes the proposals into fields still empty (never over a value); false leaves them for review.
+                     * @default false
+                     */
+                    apply?: boolean;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of its events: ai.precall_brief.completed, ai.lead_enrichment.completed and ai.job.failed. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A pre-call brief or a lead enrichment, written in the background. */
+                        job: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "precall_brief" | "lead_enrichment";
+                            status: "pending" | "running" | "completed" | "failed";
+                            subject_type: "contact" | "company";
+                            /** Format: uuid */
+                            subject_id: string;
+                            result: ({
+                                /** @description What to know 30 seconds before the call, in a few sentences. */
+                                brief: string;
+                                talking_points: string[];
+                            } | {
+                                /** @description Values for fields that were empty, each with its evidence. */
+                                proposals: {
+                                    /** @description A contact: title, lifecycle_stage or tags. A company: industry or business_description. */
+                                    field: string;
+                                    /** @description A string; a list of tags for tags. */
+                                    value: string | string[];
+                                    /** @description The text of the record or its activities the value comes from. */
+                                    evidence: string;
+                                }[];
+                                /** @description The fields written (apply: true): only those still empty when the job finished. */
+                                applied: string[];
+                            }) | null;
+                            error_code: string | null;
+                            /** @description FUEL debited when accepted; refunded if the job fails. */
+                            fuel_cost: number;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FUEL exhausted */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency key reused with another request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ai.companies.enrich": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: a repeat within 24 hours replays the first response. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description true writes the proposals into fields still empty (never over a value); false leaves them for review.
+                     * @default false
+                     */
+                    apply?: boolean;
+                    /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of its events: ai.precall_brief.completed, ai.lead_enrichment.completed and ai.job.failed. */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A pre-call brief or a lead enrichment, written in the background. */
+                        job: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "precall_brief" | "lead_enrichment";
+                            status: "pending" | "running" | "completed" | "failed";
+                            subject_type: "contact" | "company";
+                            /** Format: uuid */
+                            subject_id: string;
+                            result: ({
+                                /** @description What to know 30 seconds before the call, in a few sentences. */
+                                brief: string;
+                                talking_points: string[];
+                            } | {
+                                /** @description Values for fields that were empty, each with its evidence. */
+                                proposals: {
+                                    /** @description A contact: title, lifecycle_stage or tags. A company: industry or business_description. */
+                                    field: string;
+                                    /** @description A string; a list of tags for tags. */
+                                    value: string | string[];
+                                    /** @description The text of the record or its activities the value comes from. */
+                                    evidence: string;
+                                }[];
+                                /** @description The fields written (apply: true): only those still empty when the job finished. */
+                                applied: string[];
+                            }) | null;
+                            error_code: string | null;
+                            /** @description FUEL debited when accepted; refunded if the job fails. */
+                            fuel_cost: number;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FUEL exhausted */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency key reused with another request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ai.jobs.list": {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-200 (default 50). */
+                limit?: number;
+                /** @description Opaque token from next_page_token of the previous page. */
+                page_token?: string;
+                kind?: "precall_brief" | "lead_enrichment";
+                status?: "pending" | "running" | "completed" | "failed";
+                subject_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "precall_brief" | "lead_enrichment";
+                            status: "pending" | "running" | "completed" | "failed";
+                            subject_type: "contact" | "company";
+                            /** Format: uuid */
+                            subject_id: string;
+                            result: ({
+                                /** @description What to know 30 seconds before the call, in a few sentences. */
+                                brief: string;
+                                talking_points: string[];
+                            } | {
+                                /** @description Values for fields that were empty, each with its evidence. */
+                                proposals: {
+                                    /** @description A contact: title, lifecycle_stage or tags. A company: industry or business_description. */
+                                    field: string;
+                                    /** @description A string; a list of tags for tags. */
+                                    value: string | string[];
+                                    /** @description The text of the record or its activities the value comes from. */
+                                    evidence: string;
+                                }[];
+                                /** @description The fields written (apply: true): only those still empty when the job finished. */
+                                applied: string[];
+                            }) | null;
+                            error_code: string | null;
+                            /** @description FUEL debited when accepted; refunded if the job fails. */
+                            fuel_cost: number;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        }[];
+                        next_page_token: string | null;
+                        limit: number;
+                        total?: number | null;
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "ai.jobs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A pre-call brief or a lead enrichment, written in the background. */
+                        job: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "precall_brief" | "lead_enrichment";
+                            status: "pending" | "running" | "completed" | "failed";
+                            subject_type: "contact" | "company";
+                            /** Format: uuid */
+                            subject_id: string;
+                            result: ({
+                                /** @description What to know 30 seconds before the call, in a few sentences. */
+                                brief: string;
+                                talking_points: string[];
+                            } | {
+                                /** @description Values for fields that were empty, each with its evidence. */
+                                proposals: {
+                                    /** @description A contact: title, lifecycle_stage or tags. A company: industry or business_description. */
+                                    field: string;
+                                    /** @description A string; a list of tags for tags. */
+                                    value: string | string[];
+                                    /** @description The text of the record or its activities the value comes from. */
+                                    evidence: string;
+                                }[];
+                                /** @description The fields written (apply: true): only those still empty when the job finished. */
+                                applied: string[];
+                            }) | null;
+                            error_code: string | null;
+                            /** @description FUEL debited when accepted; refunded if the job fails. */
+                            fuel_cost: number;
+                            /** @description As given when it was started; {} when none. */
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            completed_at: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request or validation error */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "kb.list": {
         parameters: {
             query?: {
@@ -10084,6 +10786,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -10198,6 +10901,8 @@ export interface operations {
                     scheduled_start_at?: string | null;
                     /** @description Default true. */
                     voicemail_enabled?: boolean;
+                    /** @description Before the first dial of each prospect, ask for a pre-call brief (1 FUEL) and hand it to the call as its context; default false. A brief that fails or is late does not stop the dial. */
+                    precall_brief?: boolean;
                     cal_com_booking_url?: string | null;
                     post_call_email?: string | null;
                     /** @description Your own JSON object (at most 16 KB serialized), stored as given and echoed in the `metadata` of the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's. */
@@ -10246,6 +10951,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -10379,6 +11085,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */
@@ -10531,6 +11238,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Before the first dial of each prospect, ask for a pre-call brief (1 FUEL) and hand it to the call as its context; default false. A brief that fails or is late does not stop the dial. */
+                    precall_brief?: boolean;
                     /** @description draft, scheduled, active, paused, completed, cancelled, archived */
                     status?: "draft" | "scheduled" | "active" | "paused" | "completed" | "cancelled" | "archived";
                     name?: string;
@@ -10599,6 +11308,7 @@ export interface operations {
                             max_duration_seconds: number;
                             scheduled_start_at: string | null;
                             voicemail_enabled: boolean;
+                            precall_brief: boolean;
                             cal_com_booking_url: string | null;
                             post_call_email: string | null;
                             /** @description As given when it was started; {} when none. */

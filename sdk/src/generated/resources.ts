@@ -92,6 +92,11 @@ export const OPERATIONS: readonly OperationSpec[] = [
   { id: 'ai.contacts.gist', method: 'POST', path: '/ai/contacts/{id}/gist', namespace: ['ai', 'contacts'], verb: 'gist', pathParams: ['id'], body: false, query: true, idempotencyKey: false, result: 'resource', key: 'gist' },
   { id: 'ai.companies.gist', method: 'POST', path: '/ai/companies/{id}/gist', namespace: ['ai', 'companies'], verb: 'gist', pathParams: ['id'], body: false, query: true, idempotencyKey: false, result: 'resource', key: 'gist' },
   { id: 'ai.deals.gist', method: 'POST', path: '/ai/deals/{id}/gist', namespace: ['ai', 'deals'], verb: 'gist', pathParams: ['id'], body: false, query: true, idempotencyKey: false, result: 'resource', key: 'gist' },
+  { id: 'ai.contacts.precall_brief', method: 'POST', path: '/ai/contacts/{id}/precall-brief', namespace: ['ai', 'contacts'], verb: 'precallBrief', pathParams: ['id'], body: true, query: false, idempotencyKey: true, result: 'resource', key: 'job' },
+  { id: 'ai.contacts.enrich', method: 'POST', path: '/ai/contacts/{id}/enrich', namespace: ['ai', 'contacts'], verb: 'enrich', pathParams: ['id'], body: true, query: false, idempotencyKey: true, result: 'resource', key: 'job' },
+  { id: 'ai.companies.enrich', method: 'POST', path: '/ai/companies/{id}/enrich', namespace: ['ai', 'companies'], verb: 'enrich', pathParams: ['id'], body: true, query: false, idempotencyKey: true, result: 'resource', key: 'job' },
+  { id: 'ai.jobs.list', method: 'GET', path: '/ai/jobs', namespace: ['ai', 'jobs'], verb: 'list', pathParams: [], body: false, query: true, idempotencyKey: false, result: 'page' },
+  { id: 'ai.jobs.get', method: 'GET', path: '/ai/jobs/{id}', namespace: ['ai', 'jobs'], verb: 'retrieve', pathParams: ['id'], body: false, query: false, idempotencyKey: false, result: 'resource', key: 'job' },
   { id: 'kb.list', method: 'GET', path: '/kb', namespace: ['kb'], verb: 'list', pathParams: [], body: false, query: true, idempotencyKey: false, result: 'page' },
   { id: 'kb.create', method: 'POST', path: '/kb', namespace: ['kb'], verb: 'create', pathParams: [], body: true, query: false, idempotencyKey: true, result: 'resource', key: 'knowledge_base' },
   { id: 'kb.get', method: 'GET', path: '/kb/{id}', namespace: ['kb'], verb: 'retrieve', pathParams: ['id'], body: false, query: false, idempotencyKey: false, result: 'resource', key: 'knowledge_base' },
@@ -349,14 +354,26 @@ export interface Resources {
     readonly contacts: {
       /** Summarize a contact: 1 FUEL on a cache miss, 0 on a hit (`ai.contacts.gist`) */
       gist(contactId: string, query?: Query<'ai.contacts.gist'>, options?: RequestOptions): Promise<Success<'ai.contacts.gist'>['gist']>;
+      /** Ask for a pre-call brief of a contact (1 FUEL, refunded if it fails) (`ai.contacts.precall_brief`) */
+      precallBrief(contactId: string, body: Body<'ai.contacts.precall_brief'>, options?: RequestOptions): Promise<Success<'ai.contacts.precall_brief'>['job']>;
+      /** Ask for values for a contact's empty fields (1 FUEL, refunded if it fails) (`ai.contacts.enrich`) */
+      enrich(contactId: string, body: Body<'ai.contacts.enrich'>, options?: RequestOptions): Promise<Success<'ai.contacts.enrich'>['job']>;
     };
     readonly companies: {
       /** Summarize a company: 1 FUEL on a cache miss, 0 on a hit (`ai.companies.gist`) */
       gist(companyId: string, query?: Query<'ai.companies.gist'>, options?: RequestOptions): Promise<Success<'ai.companies.gist'>['gist']>;
+      /** Ask for values for a company's empty fields (1 FUEL, refunded if it fails) (`ai.companies.enrich`) */
+      enrich(companyId: string, body: Body<'ai.companies.enrich'>, options?: RequestOptions): Promise<Success<'ai.companies.enrich'>['job']>;
     };
     readonly deals: {
       /** Summarize a deal: 1 FUEL on a cache miss, 0 on a hit (`ai.deals.gist`) */
       gist(dealId: string, query?: Query<'ai.deals.gist'>, options?: RequestOptions): Promise<Success<'ai.deals.gist'>['gist']>;
+    };
+    readonly jobs: {
+      /** List AI jobs (pre-call briefs, lead enrichments), newest first (`ai.jobs.list`) */
+      list(query?: Query<'ai.jobs.list'>, options?: RequestOptions): PagePromise<PageItem<'ai.jobs.list'>, Success<'ai.jobs.list'>>;
+      /** Retrieve one AI job with its result (`ai.jobs.get`) */
+      retrieve(id: string, options?: RequestOptions): Promise<Success<'ai.jobs.get'>['job']>;
     };
   };
   readonly kb: {

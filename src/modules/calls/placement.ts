@@ -74,6 +74,7 @@ async function placeCall(context: PlacementContext, lease: Lease<CallRow>): Prom
       agent: placement.agent,
       voicemail: placement.voicemail,
       metadata: placement.metadata,
+      context: placement.context ?? null,
     });
   } catch (error) {
     if (!(error instanceof PlacementPendingError)) throw error;

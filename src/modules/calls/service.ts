@@ -138,6 +138,8 @@ export interface OutboundCallRequest {
   prospectId?: string | null;
   /** Kept with the call at the provider, for the operator's own look-ups. */
   metadata?: Record<string, string>;
+  /** What the agent should know before it speaks (a pre-call brief), handed to the voice provider. */
+  context?: string | null;
   /** The metadata of the action that placed the call, echoed in the metadata of the call's events. */
   eventMetadata?: Record<string, unknown>;
 }
@@ -202,6 +204,7 @@ export async function startOutboundCall(
           voiceName: request.voiceName ?? null,
         },
         metadata: request.metadata ?? {},
+        context: request.context ?? null,
       }),
       placement_state: 'pending',
       placement_lease_until: now,

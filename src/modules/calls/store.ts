@@ -40,6 +40,8 @@ export interface Placement {
   agent: CallAgent;
   voicemail: { enabled: boolean; message: string | null };
   metadata: Record<string, string>;
+  /** The call's context for the agent (a pre-call brief); absent on calls placed before it existed. */
+  context?: string | null;
 }
 
 export interface CallsTable {

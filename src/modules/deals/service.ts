@@ -26,7 +26,7 @@ import {
 
 /** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
 /** A SQL piece for a list's members (see docs/architecture.md): true when the deal is archived. */
-export { dealArchived, dealGistJson, dealLink, openDealsGistJson } from './store.ts';
+export { dealArchived, dealGistJson, dealLink, openDealsGistJson, wonDealsCount } from './store.ts';
 
 /** Serialized custom fields above this are refused: they ride along in every read and event. */
 export const MAX_CUSTOM_FIELDS_BYTES = 16_384;

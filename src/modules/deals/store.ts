@@ -175,6 +175,13 @@ export function dealLink(
     WHERE d.org_id = ${orgId} AND d.client_id = ${clientId} AND d.id = ${dealId})`;
 }
 
+/** How many unarchived deals of a contact (primary) were won, as an integer expression. */
+export function wonDealsCount(orgId: unknown, clientId: unknown, contactId: unknown) {
+  return sql<number>`(SELECT count(*)::int FROM deals d
+    WHERE d.org_id = ${orgId} AND d.client_id = ${clientId} AND d.primary_contact_id = ${contactId}
+      AND d.status = 'won' AND d.archived_at IS NULL)`;
+}
+
 /** Up to `limit` open, unarchived deals of a contact (primary) or company, newest first, as a jsonb array. */
 export function openDealsGistJson(
   orgId: unknown,

@@ -11,7 +11,7 @@ const LedgerEntrySchema = Type.Object({
   amount: Type.Integer({ description: 'Positive for a grant or refund, negative for a spend.' }),
   balance_after: Type.Integer({ description: "The org's balance right after this entry." }),
   reason: Type.Union(
-    ['grant', 'adjustment', 'sms', 'gist', 'refund'].map((reason) => Type.Literal(reason)),
+    ['grant', 'adjustment', 'sms', 'gist', 'ai_job', 'refund'].map((reason) => Type.Literal(reason)),
     { description: 'grant, adjustment (an operator takes FUEL back), sms, gist or refund.' },
   ),
   reference_type: Nullable(

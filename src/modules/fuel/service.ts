@@ -17,7 +17,7 @@ import * as store from './store.ts';
 
 export type FuelReason = store.FuelReason;
 /** Why FUEL is spent: the reasons a debit may give. */
-export type FuelSpendReason = Extract<FuelReason, 'sms' | 'gist'>;
+export type FuelSpendReason = Extract<FuelReason, 'sms' | 'gist' | 'ai_job'>;
 export type FuelLedgerEntry = store.LedgerRow;
 
 export interface FuelCause {

@@ -6,6 +6,7 @@ import { ApiError } from '../../platform/http/errors.ts';
 import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { getOrg } from '../admin/service.ts';
+import { getJob, requestPrecallBrief } from '../ai-jobs/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
@@ -80,6 +81,8 @@ function senderOf(campaign: CampaignRow, settings: SettingsRow | undefined): Sen
 export interface DialerContext {
   db: Db;
   log: Logger;
+  /** Campaigns with `precall_brief`: what a brief costs and how long a first dial waits for it. */
+  briefs?: BriefOptions;
 }
 
 /**
@@ -160,7 +163,9 @@ async function dialCampaign(context: DialerContext, lease: Lease<CampaignRow>, n
     scanned += picked.scanned;
     after = picked.after;
     if (picked.ready.length + picked.waiting.length > 0) {
-      const left = await lease.inTransaction((trx) => dialPicked(trx, log, campaign.id, picked, now));
+      const left = await lease.inTransaction((trx) =>
+        dialPicked(trx, log, campaign.id, picked, now, context.briefs),
+      );
       if (left === null) break;
       slots = left;
     }
@@ -182,6 +187,7 @@ export async function dialPicked(
   campaignId: string,
   picked: Pick<Picked, 'ready' | 'waiting'>,
   now: Date,
+  briefs: BriefOptions = DEFAULT_BRIEFS,
 ): Promise<number | null> {
   let campaign = await lockActiveCampaign(trx, campaignId);
   if (!campaign) return null;
@@ -213,7 +219,8 @@ export async function dialPicked(
     if (slots <= 0) break;
     let dialed: boolean;
     try {
-      dialed = await dialProspect(trx, campaign, sender, prospect, contacts.get(prospect.contact_id), now);
+      const contact = contacts.get(prospect.contact_id);
+      dialed = await dialProspect(trx, campaign, sender, prospect, contact, now, briefs);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       log.warn({ campaignId: campaign.id, err: error }, 'an SDR campaign could not dial');
@@ -293,6 +300,7 @@ async function dialProspect(
   prospect: ProspectRow,
   contact: DialableContact | undefined,
   now: Date,
+  briefs: BriefOptions,
 ) {
   const scope: TenantScope = { orgId: campaign.org_id, clientId: campaign.client_id };
   const skip = (reason: SkipReason) =>
@@ -311,6 +319,10 @@ async function dialProspect(
     await skip(blocked === 'opted_out' ? 'opted_out' : 'do_not_call');
     return false;
   }
+  const brief = campaign.precall_brief
+    ? await precallBrief(trx, campaign, prospect, contact, now, briefs)
+    : null;
+  if (brief?.wait) return false;
   const attempt = prospect.attempts + 1;
   const { call } = await startOutboundCall(trx, scope, {
     causeKey: `sdr:${prospect.id}:${attempt}`,
@@ -328,6 +340,7 @@ async function dialProspect(
     prospectId: prospect.id,
     metadata: { sdr_campaign_id: campaign.id, prospect_id: prospect.id, contact_id: prospect.contact_id },
     eventMetadata: { ...campaign.metadata, ...prospect.metadata },
+    context: brief?.text ?? null,
   });
   await updateProspect(trx, prospect.id, {
     status: 'queued',
@@ -338,6 +351,47 @@ async function dialProspect(
     call_ids: [...prospect.call_ids, call.id],
   });
   return true;
+}
+
+export interface BriefOptions {
+  fuelCost: number;
+  waitMs: number;
+}
+
+const DEFAULT_BRIEFS: BriefOptions = { fuelCost: 1, waitMs: 120_000 };
+
+/**
+ * The pre-call brief of a prospect's first dial: asked for once (the prospect keeps the job's id),
+ * then waited for, the prospect staying due, until it is written or `waitMs` has passed. A brief that
+ * failed, is late, or could not be asked for (no FUEL) lets the dial go ahead without one.
+ */
+async function precallBrief(
+  trx: Trx,
+  campaign: CampaignRow,
+  prospect: ProspectRow,
+  contact: DialableContact,
+  now: Date,
+  briefs: BriefOptions,
+): Promise<{ wait: boolean; text: string | null }> {
+  if (prospect.attempts > 0) return { wait: false, text: null };
+  const tenant = { orgId: campaign.org_id, clientId: contact.client_id };
+  if (!prospect.brief_requested_at) {
+    const job = await requestPrecallBrief(
+      trx,
+      tenant,
+      prospect.contact_id,
+      { sdr_campaign_id: campaign.id, prospect_id: prospect.id },
+      briefs.fuelCost,
+    );
+    await updateProspect(trx, prospect.id, { brief_job_id: job?.id ?? null, brief_requested_at: now });
+    return { wait: job !== null, text: null };
+  }
+  if (!prospect.brief_job_id) return { wait: false, text: null };
+  const job = await getJob(trx, tenant, prospect.brief_job_id);
+  if (job.status === 'completed' && job.result && 'brief' in job.result)
+    return { wait: false, text: job.result.brief };
+  const late = now.getTime() - prospect.brief_requested_at.getTime() >= briefs.waitMs;
+  return { wait: job.status !== 'failed' && !late, text: null };
 }
 
 /** A campaign that has dialed and has no prospect left to dial or in a call is completed. */

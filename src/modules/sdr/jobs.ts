@@ -16,6 +16,11 @@ export function sdrJobs(platform: Platform): { tasks: Record<string, JobHandler>
         await sendPostCallEmail(db, email, log, payload);
       },
     },
-    loops: [dialerLoop({ db, log }, config.sdrTickMs)],
+    loops: [
+      dialerLoop(
+        { db, log, briefs: { fuelCost: config.aiJobFuelCost, waitMs: config.sdrPrecallBriefWaitMs } },
+        config.sdrTickMs,
+      ),
+    ],
   };
 }

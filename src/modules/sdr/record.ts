@@ -32,6 +32,7 @@ export function toCampaign(row: CampaignRow, totalProspects: number, settingsNum
     max_duration_seconds: row.max_duration_seconds,
     scheduled_start_at: row.scheduled_start_at,
     voicemail_enabled: row.voicemail_enabled,
+    precall_brief: row.precall_brief,
     cal_com_booking_url: row.cal_com_booking_url,
     post_call_email: row.post_call_email,
     metadata: row.metadata,

@@ -77,6 +77,10 @@ const optional = <T extends Record<string, import('@sinclair/typebox').TSchema>>
     [K in keyof T]: import('@sinclair/typebox').TOptional<T[K]>;
   };
 
+const PrecallBrief = Type.Boolean({
+  description:
+    'Before the first dial of each prospect, ask for a pre-call brief (1 FUEL) and hand it to the call as its context; default false. A brief that fails or is late does not stop the dial.',
+});
 const CampaignMetadata = Metadata(
   "the campaign's events and of the events of every call it places (sdr.*, call.*, sdr.outbound.completed), merged with the prospect's",
 );
@@ -106,6 +110,7 @@ export const CreateCampaignBody = Body({
   ),
   scheduled_start_at: Type.Optional(Nullable(DateTime('When dialing starts; the campaign is scheduled.'))),
   voicemail_enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+  precall_brief: Type.Optional(PrecallBrief),
   cal_com_booking_url: Type.Optional(
     Nullable(
       Type.String({ format: 'uri', pattern: '^https://', maxLength: 2000, description: 'An https URL.' }),
@@ -116,6 +121,7 @@ export const CreateCampaignBody = Body({
 });
 
 export const UpdateCampaignBody = Body({
+  precall_brief: Type.Optional(PrecallBrief),
   status: Type.Optional(CampaignStatus),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   description: Type.Optional(Nullable(Text(4000))),
@@ -165,6 +171,7 @@ export const CampaignSchema = Type.Object(
     max_duration_seconds: Type.Integer(),
     scheduled_start_at: Nullable(Timestamp()),
     voicemail_enabled: Type.Boolean(),
+    precall_brief: Type.Boolean(),
     cal_com_booking_url: Nullable(Type.String()),
     post_call_email: Nullable(Type.String()),
     metadata: MetadataOut(),

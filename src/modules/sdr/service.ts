@@ -204,6 +204,7 @@ export async function createCampaign(
     max_duration_seconds: input.max_duration_seconds ?? DEFAULTS.max_duration_seconds,
     scheduled_start_at: input.scheduled_start_at ? new Date(input.scheduled_start_at) : null,
     voicemail_enabled: input.voicemail_enabled ?? DEFAULTS.voicemail_enabled,
+    precall_brief: input.precall_brief ?? false,
     cal_com_booking_url: input.cal_com_booking_url ?? null,
     post_call_email: input.post_call_email ?? null,
     metadata: JSON.stringify(input.metadata ?? {}),
@@ -321,6 +322,7 @@ export async function updateCampaignSettings(
     'retry_interval_hours',
     'ring_timeout_seconds',
     'max_duration_seconds',
+    'precall_brief',
   ] as const;
   for (const field of fields)
     if (patch[field] !== undefined) Object.assign(changes, { [field]: patch[field] });

@@ -57,6 +57,8 @@ export interface SdrCampaignsTable {
   max_duration_seconds: number;
   scheduled_start_at: Date | null;
   voicemail_enabled: boolean;
+  /** A pre-call brief of each prospect before its first dial, handed to the call as context. */
+  precall_brief: Generated<boolean>;
   cal_com_booking_url: string | null;
   post_call_email: string | null;
   metadata: MetadataColumn;
@@ -90,6 +92,9 @@ export interface SdrProspectsTable {
   next_attempt_at: Date;
   current_call_id: string | null;
   call_ids: Generated<string[]>;
+  /** The pre-call brief asked for the prospect (an AI job id), and when; null until asked. */
+  brief_job_id: string | null;
+  brief_requested_at: Date | null;
   metadata: MetadataColumn;
   created_at: Date;
   updated_at: Date;

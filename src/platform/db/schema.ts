@@ -74,7 +74,7 @@ export interface FuelLedgerTable {
   client_id: string | null;
   amount: number;
   balance_after: number;
-  reason: 'grant' | 'adjustment' | 'sms' | 'gist' | 'refund';
+  reason: 'grant' | 'adjustment' | 'sms' | 'gist' | 'ai_job' | 'refund';
   reference_type: string | null;
   reference_id: string | null;
   note: string | null;

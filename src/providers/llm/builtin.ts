@@ -1,3 +1,5 @@
+import { writeBrief } from './brief.ts';
+import { proposeEnrichment } from './enrichment.ts';
 import {
   activityPhrase,
   byDueDate,
@@ -15,20 +17,53 @@ import {
   sentence,
   taskLabel,
 } from './phrasing.ts';
-import type { GistCompany, GistContact, GistDeal, GistSource, GistSummary, LlmProvider } from './types.ts';
+import type { SimulatedFailures } from './simulated-failures.ts';
+import {
+  type BriefSource,
+  type EnrichmentProposals,
+  type EnrichmentSource,
+  type GistCompany,
+  type GistContact,
+  type GistDeal,
+  type GistSource,
+  type GistSummary,
+  type LlmProvider,
+  LlmUnavailableError,
+  type PrecallBrief,
+} from './types.ts';
 
 /** Changes whenever the wording changes, so cached gists of an older wording can be told apart. */
 export const BUILTIN_MODEL = 'builtin-summarizer-1';
 
 /**
- * The offline summarizer: plain sentences about who or what the record is, what is open around it
- * and what happened last, plus highlights. Deterministic: the same source gives the same gist.
+ * The offline model: gists (plain sentences about who or what the record is, what is open around it
+ * and what happened last, plus highlights), pre-call briefs and enrichment proposals. Deterministic:
+ * the same source gives the same answer. It fails only when the simulator's failure switch says so.
  */
 export class BuiltinLlm implements LlmProvider {
   readonly name = 'builtin';
 
+  constructor(private readonly failures: SimulatedFailures | null = null) {}
+
   async summarize(source: GistSource): Promise<GistSummary> {
+    await this.failIfSwitched();
     return { ...summarize(source), model: BUILTIN_MODEL };
+  }
+
+  async brief(source: BriefSource): Promise<PrecallBrief> {
+    await this.failIfSwitched();
+    const gist = summarize({ ...source, recent_activities: source.recent_activities.slice(0, 1) });
+    return { ...writeBrief(source, gist.summary), model: BUILTIN_MODEL };
+  }
+
+  async proposeEnrichment(source: EnrichmentSource): Promise<EnrichmentProposals> {
+    await this.failIfSwitched();
+    return { proposals: proposeEnrichment(source), model: BUILTIN_MODEL };
+  }
+
+  private async failIfSwitched(): Promise<void> {
+    if (await this.failures?.take())
+      throw new LlmUnavailableError('The model is unavailable (a simulated failure).');
   }
 }
 

@@ -1,15 +1,28 @@
 import type { Config } from '../../config.ts';
+import type { Executor } from '../../platform/db/pool.ts';
 import { BuiltinLlm } from './builtin.ts';
 import { OpenAiLlm } from './openai.ts';
+import { simulatedFailures } from './simulated-failures.ts';
 import type { LlmProvider } from './types.ts';
 
-export type { GistSource, GistSummary, LlmProvider } from './types.ts';
+export { setSimulatedFailures } from './simulated-failures.ts';
+export type {
+  BriefSource,
+  EnrichmentProposal,
+  EnrichmentSource,
+  GistSource,
+  GistSummary,
+  LlmProvider,
+  PrecallBrief,
+} from './types.ts';
 export { LlmUnavailableError } from './types.ts';
 
 export function createLlmProvider(
   config: Pick<Config, 'llmProvider' | 'llmBaseUrl' | 'llmApiKey' | 'llmModel' | 'llmTimeoutMs'>,
+  /** Where the builtin model's simulated failures are kept (`POST /admin/v1/simulator/llm/failures`). */
+  db: Executor | null = null,
 ): LlmProvider {
-  if (config.llmProvider === 'builtin') return new BuiltinLlm();
+  if (config.llmProvider === 'builtin') return new BuiltinLlm(db ? simulatedFailures(db) : null);
   return new OpenAiLlm({
     baseUrl: config.llmBaseUrl,
     apiKey: config.llmApiKey,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createLlmProvider } from './index.ts';
 import { OpenAiLlm } from './openai.ts';
-import { type GistSource, LlmUnavailableError } from './types.ts';
+import { type BriefSource, type EnrichmentSource, type GistSource, LlmUnavailableError } from './types.ts';
 
 const source: GistSource = {
   subject_type: 'contact',
@@ -160,6 +160,70 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
       const error = await failure(provider().summarize(source));
       assert.match(error.message, /usable JSON summary/, content);
     }
+  });
+
+  test('a brief: the brief prompt with the purpose, and the brief and talking points read back', async () => {
+    standIn.answer({
+      status: 200,
+      content:
+        '```json\n{"brief": "Ada is a verified lead.", "talking_points": ["Ask about Q3", 7, ""]}\n```',
+    });
+    const brief = await provider().brief({ ...(source as BriefSource), purpose: 'Renewal' });
+    assert.deepEqual(brief, {
+      brief: 'Ada is a verified lead.',
+      talking_points: ['Ask about Q3'],
+      model: 'stand-in-model-2024',
+    });
+    const request = standIn.received.at(-1) as Received;
+    assert.match(request.body.messages[0].content, /pre-call briefs/);
+    assert.match(request.body.messages[1].content, /"purpose":"Renewal"/);
+    for (const content of ['{"talking_points": []}', 'no JSON']) {
+      standIn.answer({ status: 200, content });
+      assert.match(
+        (await failure(provider().brief({ ...(source as BriefSource), purpose: null }))).message,
+        /usable JSON brief/,
+      );
+    }
+  });
+
+  test('enrichment: only proposals for empty fields, of the right type, with evidence, are kept', async () => {
+    standIn.answer({
+      status: 200,
+      content: JSON.stringify({
+        proposals: [
+          { field: 'title', value: 'CTO', evidence: 'Signed “Ada, CTO” on 3 May.' },
+          { field: 'title', value: 'CEO', evidence: 'a second title is dropped' },
+          { field: 'lifecycle_stage', value: 'customer', evidence: 'not an empty field: dropped' },
+          { field: 'tags', value: ['Fintech', 3], evidence: 'Works on payments.' },
+          { field: 'industry', value: 'Banking', evidence: 'not a contact field: dropped' },
+          { field: 'title', value: 'x' },
+        ],
+      }),
+    });
+    const enrichment: EnrichmentSource = {
+      subject_type: 'contact',
+      contact: source.subject_type === 'contact' ? source.contact : (undefined as never),
+      company: null,
+      open_deals: [],
+      won_deals: 0,
+      recent_activities: [],
+      empty_fields: ['title', 'tags'],
+    };
+    const { proposals, model } = await provider().proposeEnrichment(enrichment);
+    assert.equal(model, 'stand-in-model-2024');
+    assert.deepEqual(proposals, [
+      { field: 'title', value: 'CTO', evidence: 'Signed “Ada, CTO” on 3 May.' },
+      { field: 'tags', value: ['fintech'], evidence: 'Works on payments.' },
+    ]);
+    assert.match(
+      (standIn.received.at(-1) as Received).body.messages[1].content,
+      /"empty_fields":\["title","tags"\]/,
+    );
+    standIn.answer({ status: 200, content: '{"proposal": []}' });
+    assert.match(
+      (await failure(provider().proposeEnrichment(enrichment))).message,
+      /usable JSON list of proposals/,
+    );
   });
 
   test('a 500 is LlmUnavailableError after one attempt, without the server text', async () => {

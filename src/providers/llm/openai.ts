@@ -1,6 +1,22 @@
 import OpenAI from 'openai';
-import { gistMessages, readGist } from './prompt.ts';
-import { type GistSource, type GistSummary, type LlmProvider, LlmUnavailableError } from './types.ts';
+import {
+  briefMessages,
+  enrichmentMessages,
+  gistMessages,
+  readBrief,
+  readGist,
+  readProposals,
+} from './prompt.ts';
+import {
+  type BriefSource,
+  type EnrichmentProposals,
+  type EnrichmentSource,
+  type GistSource,
+  type GistSummary,
+  type LlmProvider,
+  LlmUnavailableError,
+  type PrecallBrief,
+} from './types.ts';
 
 export interface OpenAiLlmOptions {
   /** Any OpenAI-compatible base, e.g. `http://127.0.0.1:11434/v1` for Ollama; null for OpenAI. */
@@ -37,22 +53,47 @@ export class OpenAiLlm implements LlmProvider {
   }
 
   async summarize(source: GistSource): Promise<GistSummary> {
+    const { content, model } = await this.complete(gistMessages(source));
+    const gist = readGist(content);
+    if (!gist) throw unusable('summary', content);
+    return { ...gist, model };
+  }
+
+  async brief(source: BriefSource): Promise<PrecallBrief> {
+    const { content, model } = await this.complete(briefMessages(source));
+    const brief = readBrief(content);
+    if (!brief) throw unusable('brief', content);
+    return { ...brief, model };
+  }
+
+  async proposeEnrichment(source: EnrichmentSource): Promise<EnrichmentProposals> {
+    const { content, model } = await this.complete(enrichmentMessages(source));
+    const proposals = readProposals(content, source.empty_fields);
+    if (!proposals) throw unusable('list of proposals', content);
+    return { proposals, model };
+  }
+
+  private async complete(
+    messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+  ): Promise<{ content: string | null | undefined; model: string }> {
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
       completion = await this.client.chat.completions.create(
-        { model: this.options.model, messages: gistMessages(source) },
+        { model: this.options.model, messages },
         { signal: AbortSignal.timeout(this.options.timeoutMs) },
       );
     } catch (error) {
       throw new LlmUnavailableError(describeFailure(error, this.options.timeoutMs), { cause: error });
     }
-    const gist = readGist(completion.choices?.[0]?.message?.content);
-    if (!gist)
-      throw new LlmUnavailableError('The model answered without a usable JSON summary.', {
-        cause: completion.choices?.[0]?.message?.content,
-      });
-    return { ...gist, model: completion.model || this.options.model };
+    return {
+      content: completion.choices?.[0]?.message?.content,
+      model: completion.model || this.options.model,
+    };
   }
+}
+
+function unusable(what: string, content: unknown): LlmUnavailableError {
+  return new LlmUnavailableError(`The model answered without a usable JSON ${what}.`, { cause: content });
 }
 
 /** A message safe to show: the status and what it usually means, never the endpoint's own text (it may echo a key). */

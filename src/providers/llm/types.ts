@@ -109,9 +109,66 @@ export interface GistSummary {
   model: string;
 }
 
+/**
+ * What a pre-call brief is written from: the contact as a gist reads it, with more of its history
+ * (the last calls with their summaries, SMS, notes), and why the call is made, when the caller said.
+ */
+export type BriefSource = Extract<GistSource, { subject_type: 'contact' }> & { purpose: string | null };
+
+export interface PrecallBrief {
+  /** What to know 30 seconds before the call, in a few plain sentences. */
+  brief: string;
+  talking_points: string[];
+  model: string;
+}
+
+/** The fields an enrichment may fill, by subject. */
+export type ContactEnrichmentField = 'title' | 'lifecycle_stage' | 'tags';
+export type CompanyEnrichmentField = 'industry' | 'business_description';
+
+/**
+ * What an enrichment is proposed from: the record and what its activities already hold. The
+ * `empty_fields` are the ones to propose for; a field with a value is never proposed.
+ */
+export type EnrichmentSource =
+  | {
+      subject_type: 'contact';
+      contact: GistContact;
+      company: GistCompany | null;
+      open_deals: GistDeal[];
+      /** Deals of the contact that were won: the contact is a customer. */
+      won_deals: number;
+      recent_activities: GistActivity[];
+      empty_fields: ContactEnrichmentField[];
+    }
+  | {
+      subject_type: 'company';
+      company: GistCompany;
+      contacts: GistContact[];
+      recent_activities: GistActivity[];
+      empty_fields: CompanyEnrichmentField[];
+    };
+
+export interface EnrichmentProposal {
+  field: ContactEnrichmentField | CompanyEnrichmentField;
+  /** A string, or a list of tags for `tags`. */
+  value: string | string[];
+  /** Where the value comes from, quoted from the record or its activities. */
+  evidence: string;
+}
+
+export interface EnrichmentProposals {
+  proposals: EnrichmentProposal[];
+  model: string;
+}
+
 export interface LlmProvider {
   readonly name: 'builtin' | 'openai';
   summarize(source: GistSource): Promise<GistSummary>;
+  /** A pre-call brief of a contact. */
+  brief(source: BriefSource): Promise<PrecallBrief>;
+  /** Values for the record's empty fields, each with its evidence; only fields of `empty_fields`. */
+  proposeEnrichment(source: EnrichmentSource): Promise<EnrichmentProposals>;
 }
 
 /**

@@ -8,6 +8,8 @@ export interface VoicePlacementsTable {
   provider_call_id: string | null;
   placed_at: Date;
   timeline: Json<unknown> | null;
+  /** Simulator only: the context the call was placed with (a pre-call brief), as the agent got it. */
+  context: string | null;
 }
 
 declare module '../../platform/db/schema.ts' {
@@ -35,6 +37,7 @@ export async function claimPlacement(
     providerCallId: string | null;
     placedAt?: Date;
     timeline?: unknown;
+    context?: string | null;
   },
 ): Promise<{ created: boolean; placement: Placement }> {
   const inserted = await db
@@ -45,6 +48,7 @@ export async function claimPlacement(
       provider_call_id: claim.providerCallId,
       placed_at: claim.placedAt ?? new Date(),
       timeline: claim.timeline === undefined ? null : JSON.stringify(claim.timeline),
+      context: claim.context ?? null,
     })
     .onConflict((conflict) => conflict.column('call_id').doNothing())
     .returningAll()

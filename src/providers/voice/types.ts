@@ -39,6 +39,8 @@ export interface PlaceCallRequest {
   voicemail: { enabled: boolean; message: string | null };
   /** Kept with the call at the provider (Retell `metadata`), for the operator's own look-ups. */
   metadata?: Record<string, string>;
+  /** What the agent should know before it speaks (an SDR campaign's pre-call brief); null when none. */
+  context?: string | null;
 }
 
 export interface PlacedCall {

@@ -145,6 +145,7 @@ function phoneCall(request: PlaceCallRequest, options: RetellOptions): Retell.Ca
       greeting: request.agent.greeting,
       system_prompt: request.agent.systemPrompt,
       voice_name: request.agent.voiceName ?? '',
+      precall_brief: request.context ?? '',
     },
     agent_override: {
       agent: {

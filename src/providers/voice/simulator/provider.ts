@@ -64,6 +64,7 @@ export function createSimulatorProvider(
         provider: 'simulator',
         providerCallId,
         placedAt,
+        context: request.context ?? null,
         timeline: simulatedTimeline({
           direction: 'outbound',
           callId: request.callId,
