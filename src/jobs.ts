@@ -10,7 +10,7 @@ import { userJobs } from './modules/users/jobs.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
-import { type EventConsumer, relayEvents } from './platform/events/outbox-relay.ts';
+import { type AnyEventConsumer, relayEvents } from './platform/events/outbox-relay.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
@@ -21,7 +21,7 @@ import type { JobRegistry } from './platform/jobs/runner.ts';
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const webhooks = webhookJobs(platform);
-  const eventConsumers: EventConsumer[] = [webhooks.consumer];
+  const eventConsumers: AnyEventConsumer[] = [webhooks.consumer];
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);
