@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { openDatabase } from '../../src/platform/db/pool.ts';
 import { emit } from '../../src/platform/events/emit.ts';
 import { type EventBatchConsumer, relayEvents } from '../../src/platform/events/outbox-relay.ts';
@@ -133,5 +134,67 @@ describe('events committed out of order', () => {
         (seqOf.get(seen[i - 1]) ?? 0n) < (seqOf.get(seen[i]) ?? 0n),
         `event ${i} handed over after a later seq`,
       );
+  });
+
+  test('a transaction open without an event does not hold the relay back; one that wrote an event does', async () => {
+    const other = openDatabase(t.database.url, { max: 2 });
+    const seen: string[] = [];
+    const consumer: EventBatchConsumer = {
+      batch: async (_db, events) => {
+        for (const { event } of events) seen.push(event.id);
+      },
+    };
+    const scope = { orgId: tenant.orgId, clientId: tenant.clientId };
+    await relayEvents(t.platform.db, [consumer]);
+
+    // A writing transaction (it has a transaction id) that wrote no event, left open.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started: () => void = () => {};
+    const began = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const open = other.db.transaction().execute(async (trx) => {
+      await sql`UPDATE orgs SET name = name WHERE id = ${tenant.orgId}`.execute(trx);
+      started();
+      await gate;
+    });
+    await began;
+    const first = await t.platform.db.transaction().execute((trx) => emit(trx, scope, 'task.completed', {}));
+    await relayEvents(t.platform.db, [consumer]);
+    assert.ok(seen.includes(first.id), 'handed over while an unrelated transaction is open');
+    release();
+    await open;
+
+    // A transaction that wrote an event and stays open holds back the events written after it.
+    let releaseEmitter: () => void = () => {};
+    const emitterGate = new Promise<void>((resolve) => {
+      releaseEmitter = resolve;
+    });
+    let wrote: (id: string) => void = () => {};
+    const written = new Promise<string>((resolve) => {
+      wrote = resolve;
+    });
+    const emitter = other.db.transaction().execute(async (trx) => {
+      const event = await emit(trx, scope, 'task.completed', { held: true });
+      wrote(event.id);
+      await emitterGate;
+    });
+    const held = await written;
+    const after = await t.platform.db.transaction().execute((trx) => emit(trx, scope, 'task.completed', {}));
+    await relayEvents(t.platform.db, [consumer]);
+    await relayEvents(t.platform.db, [consumer]);
+    assert.ok(!seen.includes(after.id), 'not handed over past an open event');
+    releaseEmitter();
+    await emitter;
+    await relayEvents(t.platform.db, [consumer]);
+    await relayEvents(t.platform.db, [consumer]);
+    assert.deepEqual(
+      seen.filter((id) => id === held || id === after.id),
+      [held, after.id],
+    );
+    await other.close();
   });
 });

@@ -86,10 +86,10 @@ interface EventRow {
  *
  * The frontier. A transaction takes its transaction id before its event's seq (`eventInsert`), so
  * when the relay reads the sequence's value L and then takes a transaction id X of its own, every
- * transaction holding a seq <= L has an id below X. Once no transaction of this database older than
- * X runs, nothing can appear at or below L any more: L becomes the frontier. A transaction that
- * commits late holds the frontier back (and its later neighbours wait for it) rather than being
- * skipped. The probe taken in a pass usually resolves in that pass; one that does not is kept and
+ * transaction holding a seq <= L has an id below X. Once no transaction older than X that has written
+ * an event (it holds a lock on event_log) still runs, nothing can appear at or below L any more: L
+ * becomes the frontier. A transaction that commits late holds the frontier back (and its later
+ * neighbours wait for it) rather than being skipped. The probe taken in a pass usually resolves in that pass; one that does not is kept and
  * resolves in a later pass.
  *
  * A consumer that throws fails its own event only: the event goes to `event_relay_failures`, is handed
@@ -145,17 +145,22 @@ async function relayPass(
   const relay = locked[0];
   const stored =
     relay.probe_seq && relay.probe_xid ? { seq: BigInt(relay.probe_seq), xid: relay.probe_xid } : null;
-  // A probe resolves when no transaction of this database that began before its id still runs. (Other
-  // databases of the cluster cannot write here, so their transactions do not hold the relay back.)
+  // A probe resolves when no transaction older than its id that has written an event still runs. Such a
+  // transaction holds its RowExclusiveLock on event_log until it ends, taken before its seq: a
+  // transaction of this database busy with anything else (a provider call, a long import) that has
+  // written no event does not hold the relay back, nor does any transaction of another database.
   const { rows: resolved } = await sql<{ stored: boolean; fresh: boolean }>`
-    WITH running AS (
-      SELECT age(backend_xid) AS age FROM pg_stat_activity
-      WHERE datname = current_database() AND backend_xid IS NOT NULL
+    WITH writing AS (
+      SELECT age(a.backend_xid) AS age
+      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'relation' AND l.relation = 'event_log'::regclass AND l.mode = 'RowExclusiveLock'
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND a.backend_xid IS NOT NULL
     )
     SELECT ${stored?.xid ?? null}::xid8 IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM running WHERE age >= age(xid(${stored?.xid ?? null}::xid8))) AS stored,
+        AND NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${stored?.xid ?? null}::xid8))) AS stored,
       ${fresh?.xid ?? null}::xid8 IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM running WHERE age >= age(xid(${fresh?.xid ?? null}::xid8))) AS fresh`.execute(
+        AND NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${fresh?.xid ?? null}::xid8))) AS fresh`.execute(
     trx,
   );
   const position = BigInt(relay.position);
