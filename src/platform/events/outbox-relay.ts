@@ -149,6 +149,11 @@ async function relayPass(
   // transaction holds its RowExclusiveLock on event_log until it ends, taken before its seq: a
   // transaction of this database busy with anything else (a provider call, a long import) that has
   // written no event does not hold the relay back, nor does any transaction of another database.
+  // First the cheap test: the cluster's oldest running transaction is younger than the probe.
+  const resolvedSql = (xid: string | null) => sql<boolean>`CASE
+    WHEN ${xid}::xid8 IS NULL THEN false
+    WHEN pg_snapshot_xmin(pg_current_snapshot()) > ${xid}::xid8 THEN true
+    ELSE NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${xid}::xid8))) END`;
   const { rows: resolved } = await sql<{ stored: boolean; fresh: boolean }>`
     WITH writing AS (
       SELECT age(a.backend_xid) AS age
@@ -157,10 +162,7 @@ async function relayPass(
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND a.backend_xid IS NOT NULL
     )
-    SELECT ${stored?.xid ?? null}::xid8 IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${stored?.xid ?? null}::xid8))) AS stored,
-      ${fresh?.xid ?? null}::xid8 IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${fresh?.xid ?? null}::xid8))) AS fresh`.execute(
+    SELECT ${resolvedSql(stored?.xid ?? null)} AS stored, ${resolvedSql(fresh?.xid ?? null)} AS fresh`.execute(
     trx,
   );
   const position = BigInt(relay.position);
@@ -177,15 +179,17 @@ async function relayPass(
     probe = fresh;
   }
 
+  // At most BATCH seqs a pass, read whole: an index range whatever the planner thinks of the table.
+  const until = frontier < position + BigInt(BATCH) ? frontier : position + BigInt(BATCH);
   const next =
-    frontier > position
+    until > position
       ? (
           await sql<EventRow>`
           SELECT e.id, e.org_id, e.client_id, e.type, e.data, e.metadata, e.created_at, e.seq::text, 0 AS attempts
           FROM event_log e
-          WHERE e.seq > ${String(position)}::bigint AND e.seq <= ${String(frontier)}::bigint
+          WHERE e.seq > ${String(position)}::bigint AND e.seq <= ${String(until)}::bigint
           -- e.seq, the bigint: the output column seq is its text.
-          ORDER BY e.seq LIMIT ${BATCH}::int`.execute(trx)
+          ORDER BY e.seq`.execute(trx)
         ).rows
       : [];
   const retries = (
@@ -201,10 +205,8 @@ async function relayPass(
   // after the outage, with no attempt counted (the loop logs the failure once).
   for (const error of failed.values()) if (isDatabaseUnavailable(error)) throw error;
 
-  const full = next.length === BATCH;
-  // A full batch stops at its last event; otherwise everything up to the frontier has been read
-  // (a seq missing below it belongs to a transaction that rolled back).
-  const moved = full ? BigInt(next[next.length - 1].seq) : frontier;
+  // Every seq up to `until` has been read (one missing belongs to a transaction that rolled back).
+  const moved = until > position ? until : position;
   await sql`UPDATE event_relay SET position = ${String(moved)}::bigint, frontier = ${String(frontier)}::bigint,
     probe_seq = ${probe ? String(probe.seq) : null}::bigint, probe_xid = ${probe?.xid ?? null}::xid8, moved_at = now()
     WHERE id = 1`.execute(trx);
@@ -214,7 +216,7 @@ async function relayPass(
       WHERE org_id = ANY(${[...new Set(recovered.map((row) => row.org_id))]}::uuid[])
         AND event_id = ANY(${recovered.map((row) => row.id)}::text[])`.execute(trx);
   for (const [row, error] of failed) await recordFailure(trx, row, error, policy);
-  return { handed: next.length + retries.length, more: full || retries.length === BATCH };
+  return { handed: next.length + retries.length, more: moved < frontier || retries.length === BATCH };
 }
 
 /** Hands the events to every consumer in turn; returns the events a consumer threw on, with the error. */
