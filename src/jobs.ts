@@ -11,7 +11,7 @@ import { userJobs } from './modules/users/jobs.ts';
 import { walletIndexJobs } from './modules/wallet-feed/jobs.ts';
 import { webhookJobs } from './modules/webhooks/jobs.ts';
 import type { Platform } from './platform/context.ts';
-import { type EventConsumer, relayEvents } from './platform/events/outbox-relay.ts';
+import { type AnyEventConsumer, relayEvents } from './platform/events/outbox-relay.ts';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.ts';
 import type { JobRegistry } from './platform/jobs/runner.ts';
 
@@ -22,7 +22,7 @@ import type { JobRegistry } from './platform/jobs/runner.ts';
 export function jobRegistry(platform: Platform): JobRegistry {
   const { db, config } = platform;
   const webhooks = webhookJobs(platform);
-  const eventConsumers: EventConsumer[] = [webhooks.consumer];
+  const eventConsumers: AnyEventConsumer[] = [webhooks.consumer];
   const walletIndex = walletIndexJobs(platform);
   const agents = agentJobs(platform);
   const calls = callJobs(platform);

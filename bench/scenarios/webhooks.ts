@@ -199,8 +199,8 @@ export default async function webhooks(ctx: BenchContext): Promise<Section> {
       notes: [
         '"req/s" is deliveries per second at the receiver; p50/p99 are from the event’s commit to its arrival.',
         'Burst: the p50/p99 include the time an event waits behind the 10,000 committed at once.',
-        'Every event goes through the platform fan-out (one graphile-worker job per event) before a delivery exists;' +
-          ' at WORKER_CONCURRENCY=10 that job, not the sending, bounds the single-subscription rate.',
+        'Every event goes through the outbox relay before a delivery exists: it reads the append-only event log in' +
+          ' batches of up to 200 and the webhook fan-out inserts the deliveries of a batch in one statement.',
         'The receiver runs in the benchmark process on the same machine as the service and PostgreSQL.',
       ],
     };

@@ -7,7 +7,10 @@ import type { PageRequest } from '../../platform/http/pagination.ts';
  * webhooks receive them; a client-scoped caller sees its client only.
  */
 function visibleEvents(db: Executor, tenant: Tenant) {
-  let query = db.selectFrom('events').selectAll().where('org_id', '=', tenant.orgId);
+  let query = db
+    .selectFrom('event_log')
+    .select(['id', 'type', 'created_at', 'data', 'metadata'])
+    .where('org_id', '=', tenant.orgId);
   if (tenant.isClientScoped) query = query.where('client_id', '=', tenant.clientId);
   return query;
 }

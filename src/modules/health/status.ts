@@ -4,16 +4,16 @@ import type { Executor } from '../../platform/db/pool.ts';
 
 /** How old the oldest event not yet handed to its consumers is, in seconds; 0 when none waits. */
 export async function outboxLagSeconds(db: Executor): Promise<number> {
-  const oldest = await db
-    .selectFrom('events')
-    .select('created_at')
-    .where('dispatched_at', 'is', null)
-    // A dead event waits for an operator, not for a worker (events_relay_failures_total counts it).
-    .where('relay_dead_at', 'is', null)
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
-  return oldest ? Math.max(0, (Date.now() - oldest.created_at.getTime()) / 1000) : 0;
+  // The first event past the relay's position, and the oldest failed one waiting for a retry (a dead
+  // event waits for an operator, not for a worker: events_relay_failures_total counts it).
+  const { rows } = await sql<{ oldest: Date | null }>`
+    SELECT least(
+      (SELECT e.created_at FROM event_log e, event_relay r WHERE e.seq > r.position ORDER BY e.seq LIMIT 1),
+      (SELECT min(e.created_at) FROM event_relay_failures f
+        JOIN event_log e ON e.org_id = f.org_id AND e.id = f.event_id WHERE f.dead_at IS NULL)
+    ) AS oldest`.execute(db);
+  const oldest = rows[0]?.oldest;
+  return oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1000) : 0;
 }
 
 /** Jobs of the queue that are due and waiting for a worker. */

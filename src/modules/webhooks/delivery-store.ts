@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
-import type { EventEnvelope, EventScope } from '../../platform/events/emit.ts';
+import type { EventScope } from '../../platform/events/emit.ts';
 import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts';
 
 /**
@@ -11,11 +11,11 @@ import type { AttemptStatus, DeliveryStatus, SubscriptionRow } from './store.ts'
  * its lease holds. graphile-worker jobs only wake dispatchers up: a lost job costs latency, never a
  * delivery.
  *
- * The three statements run for every delivery (fan-out, claim, success) are named prepared
+ * The three statements run for every delivery (fan-out, per batch of events; claim; success) are named prepared
  * statements, one round trip each, committed without waiting for the WAL flush. Losing such a commit
- * in a database crash cannot lose an event: the outbox relay marks the event dispatched only after the
- * deliveries are inserted, with a synchronous commit (which flushes them too), and a lost claim or success record
- * only makes the delivery be sent again — at least once, as promised.
+ * in a database crash cannot lose an event: the outbox relay moves its position past the events only
+ * after their deliveries are inserted, with a synchronous commit (which flushes them too), and a lost
+ * claim or success record only makes the delivery be sent again — at least once, as promised.
  */
 
 export const DISPATCH_TASK = 'webhook_dispatch';
@@ -43,33 +43,39 @@ const insertDeliveriesStatement = prepare(
   (
     _db,
     p: {
-      orgId: string;
-      clientId: string;
-      eventType: string;
-      testedSubscriptionId: string | null;
-      eventId: string;
+      orgIds: string[];
+      clientIds: string[];
+      eventIds: string[];
+      eventTypes: string[];
+      createdAts: Date[];
+      testedSubscriptionIds: (string | null)[];
       firstDelayMs: number;
     },
   ) => sql<{ pending: number }>`
     WITH ${ASYNC_COMMIT},
-    subscriptions AS (
-      SELECT id, active FROM webhook_subscriptions
-      WHERE org_id = ${p.orgId}::uuid AND (all_clients OR client_id = ${p.clientId}::uuid)
-        AND CASE WHEN ${p.testedSubscriptionId}::uuid IS NULL THEN events && ARRAY[${p.eventType}::text, '*']
-          ELSE id = ${p.testedSubscriptionId}::uuid AND client_id = ${p.clientId}::uuid END
+    batch AS (
+      SELECT * FROM unnest(${p.orgIds}::uuid[], ${p.clientIds}::uuid[], ${p.eventIds}::text[],
+        ${p.eventTypes}::text[], ${p.createdAts}::timestamptz[], ${p.testedSubscriptionIds}::uuid[])
+        AS b(org_id, client_id, event_id, event_type, event_created_at, tested_id)
+    ), targets AS (
+      SELECT b.org_id, b.event_id, b.event_type, b.event_created_at, s.id AS subscription_id, s.active
+      FROM batch b
+      JOIN webhook_subscriptions s ON s.org_id = b.org_id AND (s.all_clients OR s.client_id = b.client_id)
+        AND CASE WHEN b.tested_id IS NULL THEN s.events && ARRAY[b.event_type, '*']
+          ELSE s.id = b.tested_id AND s.client_id = b.client_id END
     ), inserted AS (
       INSERT INTO webhook_deliveries
         (id, org_id, subscription_id, event_id, event_type, event_created_at, status, next_attempt_at)
-      SELECT webhook_uuid_v7(), ${p.orgId}::uuid, s.id, ${p.eventId}::text, ${p.eventType}::text, e.created_at,
-        CASE WHEN s.active THEN 'pending' ELSE 'skipped' END,
-        CASE WHEN s.active THEN now() + ${ms(p.firstDelayMs)} END
-      FROM subscriptions s, (SELECT created_at FROM events WHERE org_id = ${p.orgId}::uuid AND id = ${p.eventId}::text) e
+      SELECT webhook_uuid_v7(), org_id, subscription_id, event_id, event_type, event_created_at,
+        CASE WHEN active THEN 'pending' ELSE 'skipped' END,
+        CASE WHEN active THEN now() + ${ms(p.firstDelayMs)} END
+      FROM targets
       ON CONFLICT (org_id, subscription_id, event_id) DO NOTHING
-      RETURNING id, subscription_id, status
+      RETURNING id, org_id, subscription_id, event_id, event_type, status
     ), skipped AS (
       INSERT INTO webhook_delivery_attempts
         (id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, status, error_class, error)
-      SELECT webhook_uuid_v7(), ${p.orgId}::uuid, subscription_id, id, ${p.eventId}::text, ${p.eventType}::text, 1,
+      SELECT webhook_uuid_v7(), org_id, subscription_id, id, event_id, event_type, 1,
         'skipped', 'subscription_disabled', 'The subscription was disabled when the event arrived.'
       FROM inserted WHERE status = 'skipped'
     )
@@ -78,25 +84,31 @@ const insertDeliveriesStatement = prepare(
     FROM inserted`,
 );
 
+/** An event to fan out, and for a `webhook.test` event the only subscription it goes to. */
+export interface FanOutEvent {
+  scope: EventScope;
+  id: string;
+  type: string;
+  createdAt: Date;
+  testedSubscriptionId: string | null;
+}
+
 /**
- * One delivery per subscription the event goes to — its client's, and the org's agency-wide ones,
- * listening for its type or `*`; or, for a `webhook.test` event, only the subscription it tests —
- * due after `firstDelayMs`. A disabled subscription gets a `skipped` one and a log line saying so.
- * Safe to run twice: a pair already recorded is left alone. Returns how many wait to be sent.
+ * For a batch of events, in one statement: one delivery per subscription each event goes to — its
+ * client's, and the org's agency-wide ones, listening for its type or `*`; or, for a `webhook.test`
+ * event, only the subscription it tests — due after `firstDelayMs`. A disabled subscription gets a
+ * `skipped` one and a log line saying so. Safe to run twice: a pair already recorded is left alone.
+ * Returns how many wait to be sent.
  */
-export async function insertDeliveries(
-  db: Db,
-  scope: EventScope,
-  event: EventEnvelope,
-  only: { testedSubscriptionId: string } | null,
-  firstDelayMs: number,
-): Promise<number> {
+export async function insertDeliveries(db: Db, events: FanOutEvent[], firstDelayMs: number): Promise<number> {
+  if (events.length === 0) return 0;
   const [row] = await insertDeliveriesStatement.run(db, {
-    orgId: scope.orgId,
-    clientId: scope.clientId,
-    eventType: event.type,
-    testedSubscriptionId: only?.testedSubscriptionId ?? null,
-    eventId: event.id,
+    orgIds: events.map((event) => event.scope.orgId),
+    clientIds: events.map((event) => event.scope.clientId),
+    eventIds: events.map((event) => event.id),
+    eventTypes: events.map((event) => event.type),
+    createdAts: events.map((event) => event.createdAt),
+    testedSubscriptionIds: events.map((event) => event.testedSubscriptionId),
     firstDelayMs,
   });
   return row?.pending ?? 0;
@@ -143,7 +155,7 @@ const claimDueStatement = prepare(
       c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
     FROM claimed c
     JOIN webhook_subscriptions s ON s.org_id = c.org_id AND s.id = c.subscription_id
-    JOIN events e ON e.org_id = c.org_id AND e.id = c.event_id
+    JOIN event_log e ON e.org_id = c.org_id AND e.id = c.event_id
     CROSS JOIN async_commit
     ORDER BY c.next_attempt_at`,
 );

@@ -1,5 +1,5 @@
 import type { Platform } from '../../platform/context.ts';
-import type { EventConsumer } from '../../platform/events/outbox-relay.ts';
+import type { EventBatchConsumer } from '../../platform/events/outbox-relay.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import { OutboundClient } from '../../platform/outbound/client.ts';
 import { DISPATCH_TASK, deleteOldDeliveries } from './delivery-store.ts';
@@ -13,7 +13,7 @@ const SWEEP_MS = 1000;
 
 /** The webhooks' background work for one worker process: the event consumer, its tasks, cron lines and loop. */
 export function webhookJobs(platform: Platform): {
-  consumer: EventConsumer;
+  consumer: EventBatchConsumer;
   tasks: Record<string, JobHandler>;
   crontab: string[];
   loops: Loop[];

@@ -10,7 +10,11 @@ export interface Database {
   clients: ClientsTable;
   api_keys: ApiKeysTable;
   fuel_ledger: FuelLedgerTable;
+  /** Read-only view over event_log with the relay's state per event (for operators and tests). */
   events: EventsTable;
+  event_log: EventLogTable;
+  event_relay: EventRelayTable;
+  event_relay_failures: EventRelayFailuresTable;
   idempotency_keys: IdempotencyKeysTable;
 }
 
@@ -81,6 +85,42 @@ export interface FuelLedgerTable {
   created_at: Generated<Date>;
 }
 
+/** The events, append-only: written once by `emit`/`eventInsert`, never updated. */
+export interface EventLogTable {
+  id: string;
+  org_id: string;
+  client_id: string;
+  type: string;
+  data: Json<Record<string, unknown>>;
+  metadata: Json<Record<string, unknown>>;
+  created_at: Generated<Date>;
+  /** Order of the relay (`event_seq`); bigint, read as a string. */
+  seq: Generated<string>;
+  /** The writing transaction (xid8), read as a string. */
+  xid: Generated<string>;
+}
+
+/** The outbox relay's single row: what it handed over, and how far events are final. */
+export interface EventRelayTable {
+  id: number;
+  position: string;
+  frontier: string;
+  probe_seq: string | null;
+  probe_xid: string | null;
+  moved_at: Generated<Date>;
+}
+
+/** Events a consumer threw on: retried with backoff, then left dead for an operator. */
+export interface EventRelayFailuresTable {
+  org_id: string;
+  event_id: string;
+  attempts: number;
+  retry_at: Date | null;
+  error: string;
+  dead_at: Date | null;
+}
+
+/** The view `events`: event_log with the relay's state of each event, as the table had it before 1020. */
 export interface EventsTable {
   id: string;
   org_id: string;
@@ -88,13 +128,15 @@ export interface EventsTable {
   type: string;
   data: Json<Record<string, unknown>>;
   metadata: Json<Record<string, unknown>>;
+  /** Not null once the relay handed the event over (the event's own time). */
   dispatched_at: Date | null;
-  created_at: Generated<Date>;
-  /** Outbox relay failures (reliability): failed hand-overs, when the next is due, the last error, when it gave up. */
-  relay_attempts: Generated<number>;
+  created_at: Date;
+  relay_attempts: number;
   relay_retry_at: Date | null;
   relay_error: string | null;
   relay_dead_at: Date | null;
+  seq: string;
+  xid: string;
 }
 
 export interface IdempotencyKeysTable {

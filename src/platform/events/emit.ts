@@ -38,11 +38,17 @@ export interface EventRow {
  * The statement that writes one event row, `RETURNING created_at`: `emit` runs it, and a statement
  * that writes a record and its event at once (a create in one statement, see `runIdempotent`) uses
  * it as a CTE, with `when` saying whether the record was written. The shape of the outbox stays here.
+ *
+ * The row is written once and never updated (the relay keeps its position elsewhere). Its `xid` is
+ * taken before its `seq`, in that order in one target list: the relay's frontier relies on a
+ * transaction holding a seq having had its transaction id before it took the seq.
  */
 export function eventInsert(row: EventRow, when: RawBuilder<boolean> = sql<boolean>`true`) {
-  return sql<{ created_at: Date }>`INSERT INTO events (id, org_id, client_id, type, data, metadata)
-    SELECT ${row.id}::text, ${row.orgId}::uuid, ${row.clientId}::uuid, ${row.type}::text, ${row.data}::jsonb,
-      ${row.metadata}::jsonb
+  return sql<{
+    created_at: Date;
+  }>`INSERT INTO event_log (xid, seq, id, org_id, client_id, type, data, metadata)
+    SELECT pg_current_xact_id(), nextval('event_seq'), ${row.id}::text, ${row.orgId}::uuid, ${row.clientId}::uuid,
+      ${row.type}::text, ${row.data}::jsonb, ${row.metadata}::jsonb
     WHERE ${when}
     RETURNING created_at`;
 }
