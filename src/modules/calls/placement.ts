@@ -7,7 +7,7 @@ import { PlacementPendingError, type VoiceProvider } from '../../providers/voice
 import { phoneReach } from '../contacts/service.ts';
 import { advanceCall } from './progress.ts';
 import { tenantOf } from './record.ts';
-import { type CallRow, lockCall, type Placement, settlePlacement } from './store.ts';
+import { type CallRow, type Placement, settlePlacement } from './store.ts';
 
 /**
  * Placing the outbound calls `startOutboundCall` queued, as leased work (platform/jobs/leased.ts): a
@@ -88,10 +88,9 @@ async function placeCall(context: PlacementContext, lease: Lease<CallRow>): Prom
 
 /** Fails a call that was not placed (or whose placement is unknown), unless it has ended already. */
 async function endUnplaced(lease: Lease<CallRow>, disposition: string, settle?: 'abandoned'): Promise<void> {
-  await lease.inTransaction(async (trx) => {
+  await lease.inTransaction(async (trx, call) => {
     await lease.complete(trx);
-    const call = await lockCall(trx, lease.row.id);
-    if (!call || call.ended_at) return;
+    if (call.ended_at) return;
     if (settle) await settlePlacement(trx, call, settle);
     const now = new Date().toISOString();
     await advanceCall(trx, call, {

@@ -18,7 +18,6 @@ import {
   claimDeletedDocuments,
   type DocumentRow,
   insertChunks,
-  lockProcessing,
   markFailed,
   markPending,
   markReady,
@@ -93,9 +92,8 @@ export async function ingestDocument(context: IngestContext, lease: Lease<Docume
     throw error;
   }
   const chunks = chunkText(text);
-  await lease.inTransaction(async (trx) => {
-    const held = await lockProcessing(trx, lease.row);
-    if (!held) return;
+  await lease.inTransaction(async (trx, held) => {
+    if (!isProcessing(held)) return;
     await insertChunks(trx, held, chunks);
     const ready = await markReady(trx, held, { chunkCount: chunks.length, characterCount: text.length });
     await emit(
@@ -156,9 +154,8 @@ function passingMessage(error: unknown): string {
 }
 
 async function fail(lease: Lease<DocumentRow>, error: string): Promise<void> {
-  await lease.inTransaction(async (trx) => {
-    const held = await lockProcessing(trx, lease.row);
-    if (!held) return;
+  await lease.inTransaction(async (trx, held) => {
+    if (!isProcessing(held)) return;
     const failed = await markFailed(trx, held, error);
     await emit(
       trx,
@@ -201,6 +198,11 @@ export async function purgeDeletedDocuments(db: Db, storage: StorageProvider, lo
     purged += count;
     if (count < CLEANUP_BATCH) return purged;
   }
+}
+
+/** Still being ingested: not deleted meanwhile. */
+function isProcessing(document: DocumentRow): boolean {
+  return document.status === 'processing' && document.deleted_at === null;
 }
 
 function tenantOf(row: { org_id: string; client_id: string }) {

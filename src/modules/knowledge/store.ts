@@ -236,22 +236,6 @@ export function softDeleteDocument(trx: Trx, tenant: TenantScope, kbId: string, 
 
 // Ingestion
 
-/**
- * The document, locked, if it is still being ingested: processing and not deleted. Taken under the
- * ingestion's lease (`Lease.inTransaction`), which fences off a worker whose lease ran out.
- */
-export function lockProcessing(trx: Trx, document: Pick<DocumentRow, 'org_id' | 'id'>) {
-  return trx
-    .selectFrom('kb_documents')
-    .selectAll()
-    .where('org_id', '=', document.org_id)
-    .where('id', '=', document.id)
-    .where('status', '=', 'processing')
-    .where('deleted_at', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
 /** Stores the chunks in one statement; their full-text vectors are computed by PostgreSQL. */
 export async function insertChunks(
   trx: Trx,

@@ -10,7 +10,7 @@ import {
 } from '../../providers/sms/index.ts';
 import { phoneReach } from '../contacts/service.ts';
 import { advanceMessage, applyStatus, type StatusChange } from './service.ts';
-import { clearReport, lockMessage, type MessageRow } from './store.ts';
+import { clearReport, type MessageRow } from './store.ts';
 
 /**
  * Sending the messages `sendMessage` accepted, as leased work (platform/jobs/leased.ts): a worker
@@ -62,7 +62,9 @@ export function smsSends(context: SenderContext): LeasedWork<MessageRow> {
 }
 
 /** The delivery reports held on their messages (the simulator's) once due. */
-export function smsReports(context: Pick<SenderContext, 'provider' | 'leaseMs' | 'batch' | 'pollMs'>) {
+export function smsReports(
+  context: Pick<SenderContext, 'provider' | 'leaseMs' | 'batch' | 'pollMs'>,
+): LeasedWork<MessageRow> {
   return {
     name: 'sms_reports',
     intervalMs: context.pollMs,
@@ -80,7 +82,7 @@ export function smsReports(context: Pick<SenderContext, 'provider' | 'leaseMs' |
       });
     },
     exhausted: async () => {},
-  } satisfies LeasedWork<MessageRow>;
+  };
 }
 
 /** The send loop (a test runs one round with `.run()`). */
@@ -143,8 +145,5 @@ async function sendOne(context: SenderContext, lease: Lease<MessageRow>): Promis
 
 /** Moves the message on, under its lease (`settleSend` ends the lease). */
 async function finish(lease: Lease<MessageRow>, change: StatusChange): Promise<void> {
-  await lease.inTransaction(async (trx) => {
-    const row = await lockMessage(trx, lease.row.id);
-    if (row) await advanceMessage(trx, row, change);
-  });
+  await lease.inTransaction((trx, row) => advanceMessage(trx, row, change));
 }

@@ -55,10 +55,13 @@ export interface Lease<Row extends LeasedRow> {
   readonly id: string;
   /** This claim's attempt, from 1. */
   readonly attempt: number;
-  /** Locks the row if this lease still holds it; false when another worker took it over. */
-  held(trx: Trx): Promise<boolean>;
-  /** Runs `work` in a transaction holding the row (see `held`); null, with nothing written, when the lease was lost. */
-  inTransaction<T>(work: (trx: Trx) => Promise<T>): Promise<T | null>;
+  /** The row as it is now, locked, if this lease still holds it; null when another worker took it over. */
+  held(trx: Trx): Promise<Row | null>;
+  /**
+   * Runs `work` in a transaction holding the row (see `held`), with the row as it is now; null, with
+   * nothing written, when the lease was lost.
+   */
+  inTransaction<T>(work: (trx: Trx, row: Row) => Promise<T>): Promise<T | null>;
   /** Nothing left to do: the row is no longer due. Its own state (`sent`, `placed`) is the module's to write. */
   complete(trx?: Trx): Promise<boolean>;
   /** Due again after `delayMs`. */
@@ -233,11 +236,14 @@ export class LeasedTable<Row extends LeasedRow> {
       id: leaseId,
       attempt: Number((row as unknown as Record<string, unknown>)[attempts] ?? 0),
       held: async (trx) => {
-        const { rows } = await sql`SELECT 1 FROM ${table} WHERE ${fence} FOR UPDATE`.execute(trx);
-        return rows.length > 0;
+        const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence} FOR UPDATE`.execute(trx);
+        return rows[0] ?? null;
       },
       inTransaction: (work) =>
-        inTransaction(db, async (trx) => ((await handle.held(trx)) ? await work(trx) : null)),
+        inTransaction(db, async (trx) => {
+          const now = await handle.held(trx);
+          return now ? await work(trx, now) : null;
+        }),
       complete: (trx) => update(sql`${sql.id(id)} = NULL, ${sql.id(until)} = NULL`, trx),
       retry: (delayMs, trx) =>
         update(
