@@ -18,9 +18,9 @@ const ENV = {
 /**
  * Two worker processes run the SDR dialer over many active campaigns; the one caught inside a
  * campaign's dialing transaction (it holds the campaign row and has written calls) is killed with
- * SIGKILL. Its transaction rolls back, the survivor dials that campaign on its next tick, and every
- * prospect is dialed once for its one attempt: one call per `sdr:<prospect>:1` cause key, one
- * provider placement per call.
+ * SIGKILL. Its transaction rolls back, the survivor dials that campaign once the dead worker's lease
+ * on it is over (15 s), and every prospect is dialed once for its one attempt: one call per
+ * `sdr:<prospect>:1` cause key, one provider placement per call.
  */
 describe('kill -9 of a worker in the middle of an SDR dialer tick', () => {
   let t: TestApp;
