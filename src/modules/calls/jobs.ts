@@ -2,7 +2,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import type { VoiceProgress } from '../../providers/voice/index.ts';
 import { expireUnconfirmedPlacement, PLACEMENT_WATCHDOG_TASK, placeDueCalls } from './placement.ts';
-import { applyReport, CALL_PROGRESS_TASK, callsVoice } from './voice.ts';
+import { applyReport, CALL_PROGRESS_TASK } from './voice.ts';
 
 /** Every worker process looks for outbound calls to place this often when idle. */
 const PLACEMENT_POLL_MS = 500;
@@ -11,20 +11,27 @@ const STAGES = new Set(['inbound', 'ringing', 'answered', 'voicemail', 'complete
 
 /** The calls' background work: delayed progress reports, the placement loop and its watchdog. */
 export function callJobs(platform: Platform): { tasks: Record<string, JobHandler>; loops: Loop[] } {
-  const { db, config, log } = platform;
-  const voice = callsVoice(platform);
+  const { db, config, log, hooks } = platform;
+  const { voice } = platform.providers;
   return {
     tasks: {
       [CALL_PROGRESS_TASK]: async (payload) => {
-        if (isProgress(payload)) await applyReport(db, payload);
+        if (isProgress(payload)) await applyReport(db, hooks.callProgress, payload);
       },
-      [PLACEMENT_WATCHDOG_TASK]: (payload) => expireUnconfirmedPlacement(db, payload),
+      [PLACEMENT_WATCHDOG_TASK]: (payload) => expireUnconfirmedPlacement(db, hooks.callProgress, payload),
     },
     loops: [
       {
         name: 'call_placements',
         intervalMs: PLACEMENT_POLL_MS,
-        run: () => placeDueCalls({ db, voice, leaseMs: config.callPlacementLeaseMs, log }),
+        run: () =>
+          placeDueCalls({
+            db,
+            voice,
+            progressed: hooks.callProgress,
+            leaseMs: config.callPlacementLeaseMs,
+            log,
+          }),
       },
     ],
   };

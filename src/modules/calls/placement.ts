@@ -5,7 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { enqueueJob } from '../../platform/jobs/queue.ts';
 import { PlacementPendingError, type VoiceProvider } from '../../providers/voice/index.ts';
 import { phoneReach } from '../contacts/service.ts';
-import { advanceCall } from './progress.ts';
+import { advanceCall, type CallProgressHook } from './progress.ts';
 import { tenantOf } from './record.ts';
 import { type CallRow, claimDuePlacements, lockCall, type Placement, settlePlacement } from './store.ts';
 
@@ -26,6 +26,7 @@ const UNCONFIRMED_GRACE_MS = 30 * 60_000;
 export interface PlacementContext {
   db: Db;
   voice: VoiceProvider;
+  progressed: CallProgressHook;
   leaseMs: number;
   log: Logger;
 }
@@ -38,11 +39,17 @@ export async function placeDueCalls(context: PlacementContext): Promise<boolean>
 }
 
 async function placeCall(context: PlacementContext, call: CallRow): Promise<void> {
-  const { db, voice, log } = context;
+  const { db, voice, progressed, log } = context;
   const placement = call.placement as Placement;
   const { blocked } = await phoneReach(db, tenantOf(call), call.to_number);
   if (blocked) {
-    await endUnplaced(db, call.id, blocked === 'opted_out' ? 'opted_out' : 'do_not_call', 'abandoned');
+    await endUnplaced(
+      db,
+      progressed,
+      call.id,
+      blocked === 'opted_out' ? 'opted_out' : 'do_not_call',
+      'abandoned',
+    );
     return;
   }
   try {
@@ -76,25 +83,35 @@ async function placeCall(context: PlacementContext, call: CallRow): Promise<void
     log.warn({ err: error, callId: call.id, attempt: call.placement_attempts }, 'placing a call failed');
     // Otherwise the lease runs out and the call is claimed again, up to MAX_ATTEMPTS.
     if (call.placement_attempts >= MAX_ATTEMPTS)
-      await endUnplaced(db, call.id, 'placement_failed', 'abandoned');
+      await endUnplaced(db, progressed, call.id, 'placement_failed', 'abandoned');
   }
 }
 
 /** `call_placement_watchdog`: fails a call whose placement was never confirmed and that never reported its end. */
-export async function expireUnconfirmedPlacement(db: Db, payload: unknown): Promise<void> {
+export async function expireUnconfirmedPlacement(
+  db: Db,
+  progressed: CallProgressHook,
+  payload: unknown,
+): Promise<void> {
   const callId = (payload as { callId?: unknown } | null)?.callId;
   if (typeof callId !== 'string' || !isUuid(callId)) return;
-  await endUnplaced(db, callId, 'placement_unconfirmed');
+  await endUnplaced(db, progressed, callId, 'placement_unconfirmed');
 }
 
 /** Fails a call that was not placed (or whose placement is unknown), unless it has ended already. */
-async function endUnplaced(db: Db, callId: string, disposition: string, settle?: 'abandoned'): Promise<void> {
+async function endUnplaced(
+  db: Db,
+  progressed: CallProgressHook,
+  callId: string,
+  disposition: string,
+  settle?: 'abandoned',
+): Promise<void> {
   await inTransaction(db, async (trx) => {
     const call = await lockCall(trx, callId);
     if (!call || call.ended_at) return;
     if (settle) await settlePlacement(trx, callId, settle);
     const now = new Date().toISOString();
-    await advanceCall(trx, call, {
+    await advanceCall(trx, progressed, call, {
       id: `platform:${callId}:failed`,
       stage: 'failed',
       occurredAt: now,

@@ -366,6 +366,7 @@ export async function countCampaignCallsInFlight(db: Executor, tenant: TenantSco
     .where('sdr_campaign_id', '=', campaignId)
     .where('ended_at', 'is', null)
     .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }

@@ -278,6 +278,17 @@ export function findConversation(db: Executor, tenant: TenantScope, id: string) 
     .executeTakeFirst();
 }
 
+/** Takes back the count of a message its conversation was bumped for but that was not stored. */
+export async function uncountMessage(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  await trx
+    .updateTable('sms_conversations')
+    .set({ total_messages: sql`greatest(total_messages - 1, 0)` })
+    .where('org_id', '=', tenant.orgId)
+    .where('client_id', '=', tenant.clientId)
+    .where('id', '=', id)
+    .execute();
+}
+
 export function updateConversation(
   trx: Trx,
   tenant: TenantScope,

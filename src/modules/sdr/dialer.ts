@@ -4,9 +4,9 @@ import type { Db, Trx } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
-import { getOrg } from '../admin/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
 import { toCampaign } from './record.ts';
 import {

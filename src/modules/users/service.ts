@@ -7,15 +7,10 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import {
-  createEmailProvider,
-  type EmailProvider,
-  EmailSendError,
-  type OutboundEmail,
-} from '../../providers/email/index.ts';
-import { getOrg } from '../admin/service.ts';
+import { type EmailProvider, EmailSendError, type OutboundEmail } from '../../providers/email/index.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
 import { getClient } from '../clients/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import {
   checkPassword,
   hashPassword,
@@ -129,10 +124,6 @@ export class Accounts {
       subject: 'for this email',
     });
     this.failuresByAddress = failedAuthLimit(redis, perMinute, { prefix: 'rl:signin:ip:' });
-  }
-
-  close(): Promise<void> {
-    return this.email.close();
   }
 
   /** Sends in the caller's transaction: an email that cannot leave now rolls the change back, as a 503. */
@@ -522,21 +513,11 @@ const hours = (ms: number) =>
 
 const instances = new WeakMap<Platform, Accounts>();
 
-/** Closes the pooled SMTP connections of the process's invitation emails. */
-export async function closeAccounts(platform: Platform): Promise<void> {
-  await instances.get(platform)?.close();
-  instances.delete(platform);
-}
-
-/** The process's `Accounts` (the email provider of its invitations, its sign-in failure counters). */
+/** The process's `Accounts` (its sign-in failure counters, shared by the portal and the admin API). */
 export function accounts(platform: Platform): Accounts {
   let instance = instances.get(platform);
   if (!instance) {
-    instance = new Accounts(
-      platform.config,
-      createEmailProvider(platform.config, platform.db),
-      platform.redis,
-    );
+    instance = new Accounts(platform.config, platform.providers.email, platform.redis);
     instances.set(platform, instance);
   }
   return instance;
