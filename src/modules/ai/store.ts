@@ -2,6 +2,7 @@ import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import { recentActivitiesGistJson } from '../activities/service.ts';
 import { companyGistJson } from '../companies/service.ts';
 import { companyContactsGistJson, contactCompanyId, contactGistJson } from '../contacts/service.ts';
@@ -230,8 +231,7 @@ export async function findClaim(
     .selectFrom('gists')
     .selectAll()
     .select(sql<boolean>`claimed_until < now()`.as('expired'))
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('subject_type', '=', subject.type)
     .where('subject_id', '=', subject.id)
     .where('status', '=', 'generating')
@@ -239,13 +239,7 @@ export async function findClaim(
 }
 
 export function findGist(db: Executor, tenant: TenantScope, id: string): Promise<GistRow | undefined> {
-  return db
-    .selectFrom('gists')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return db.selectFrom('gists').selectAll().$call(whereOwned(tenant, id)).executeTakeFirst();
 }
 
 /**
@@ -269,8 +263,7 @@ export async function completeClaim(
       claimed_until: null,
       generated_at: sql<Date>`now()`,
     })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('id', '=', claim.id)
     .where('status', '=', 'generating')
     .returningAll()
@@ -284,12 +277,7 @@ export async function deleteClaim(
   id: string,
   onlyExpired: boolean,
 ): Promise<boolean> {
-  let query = trx
-    .deleteFrom('gists')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .where('status', '=', 'generating');
+  let query = trx.deleteFrom('gists').$call(whereOwned(tenant, id)).where('status', '=', 'generating');
   if (onlyExpired) query = query.where('claimed_until', '<', sql<Date>`now()`);
   const result = await query.executeTakeFirst();
   return result.numDeletedRows > 0n;

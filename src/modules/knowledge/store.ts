@@ -2,6 +2,7 @@ import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { MetadataColumn } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -109,9 +110,7 @@ export function lockKnowledgeBase(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .selectFrom('knowledge_bases')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .where('deleted_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
@@ -125,8 +124,7 @@ export function updateKnowledgeBase(
 ) {
   return trx
     .updateTable('knowledge_bases')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ ...changes, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -138,8 +136,7 @@ export function updateKnowledgeBase(
 export async function deleteKnowledgeBase(trx: Trx, tenant: TenantScope, id: string): Promise<boolean> {
   const kb = await trx
     .updateTable('knowledge_bases')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -148,8 +145,7 @@ export async function deleteKnowledgeBase(trx: Trx, tenant: TenantScope, id: str
   if (!kb) return false;
   await trx
     .updateTable('kb_documents')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('kb_id', '=', id)
     .where('deleted_at', 'is', null)
@@ -192,8 +188,7 @@ export function findDocument(db: Executor, tenant: TenantScope, kbId: string, id
   return db
     .selectFrom('kb_documents')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('kb_id', '=', kbId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -210,8 +205,7 @@ export function listDocuments(
   let query = db
     .selectFrom('kb_documents')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('kb_id', '=', kbId)
     .where('deleted_at', 'is', null);
   if (filter.status) query = query.where('status', '=', filter.status);
@@ -222,8 +216,7 @@ export function listDocuments(
 export function softDeleteDocument(trx: Trx, tenant: TenantScope, kbId: string, id: string) {
   return trx
     .updateTable('kb_documents')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('kb_id', '=', kbId)
     .where('id', '=', id)
