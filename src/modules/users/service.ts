@@ -3,10 +3,11 @@ import { publicUrl } from '../../config.ts';
 import { failedAuthLimit } from '../../platform/auth/failed-auth-limit.ts';
 import type { Tenant } from '../../platform/auth/tenant.ts';
 import type { Platform } from '../../platform/context.ts';
-import { newId } from '../../platform/db/ids.ts';
+import { isUuid, newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
+import { enqueueJob } from '../../platform/jobs/queue.ts';
 import { type EmailProvider, EmailSendError, type OutboundEmail } from '../../providers/email/index.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
 import { getClient } from '../clients/service.ts';
@@ -77,6 +78,9 @@ const ROLE_NAMES: Record<UserRole, string> = {
 export function canManageAgency(role: UserRole): boolean {
   return role === 'owner' || role === 'admin';
 }
+
+/** The job that emails a password reset link (queued by `requestPasswordReset`). */
+export const PASSWORD_RESET_EMAIL_TASK = 'portal_password_reset_email';
 
 /** How often at most a reset link is emailed to one user. */
 const RESET_EMAIL_EVERY_MS = 60_000;
@@ -266,10 +270,28 @@ export class Accounts {
     await store.deleteSessionByHash(trx, hashToken(token));
   }
 
-  /** Emails a reset link when an active user holds the email; the answer is the same either way. */
+  /**
+   * Asks for a reset link when an active user holds the email; the answer is the same either way. The
+   * email is sent by a job queued in `trx` (`emailPasswordReset`), so the answer never waits for the
+   * mail server: its time tells nothing of whether the address has an account.
+   */
   async requestPasswordReset(trx: Trx, email: string): Promise<void> {
     const normalized = email.trim().toLowerCase();
     const user = await store.findUserByEmail(trx, normalized);
+    if (user?.status !== 'active') return;
+    await enqueueJob(
+      trx,
+      PASSWORD_RESET_EMAIL_TASK,
+      { orgId: user.org_id, userId: user.id },
+      { jobKey: `${PASSWORD_RESET_EMAIL_TASK}:${user.id}` },
+    );
+  }
+
+  /** `portal_password_reset_email`: emails a fresh reset link to a user still active. */
+  async emailPasswordReset(trx: Trx, payload: unknown): Promise<void> {
+    const { orgId, userId } = (payload ?? {}) as { orgId?: unknown; userId?: unknown };
+    if (typeof orgId !== 'string' || !isUuid(orgId) || typeof userId !== 'string' || !isUuid(userId)) return;
+    const user = await store.findUser(trx, orgId, userId);
     if (user?.status !== 'active') return;
     // One email a minute at most: asking again and again does not flood the mailbox.
     if (await store.issuedRecently(trx, user, 'reset', RESET_EMAIL_EVERY_MS)) return;
