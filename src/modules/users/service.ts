@@ -103,14 +103,12 @@ type AccountsConfig = Pick<
   | 'portalInviteTtlMs'
   | 'portalResetTtlMs'
   | 'portalSignInFailuresPerMinute'
-  | 'emailProvider'
-  | 'smtpUrl'
-  | 'emailFrom'
 >;
 
 /**
  * The portal's people: users, invitations, sign-in, sessions and passwords. One per process
- * (`accounts(platform)`), since it holds the email provider and the sign-in failure counters.
+ * (`accounts(platform)`), since it holds the sign-in failure counters; it sends with the process's
+ * email provider (`platform.providers.email`).
  * Every function takes the database or the caller's transaction first; the edge opens the transaction.
  */
 export class Accounts {
