@@ -16,11 +16,11 @@ import openapiTS, { astToString, COMMENT_HEADER, type OpenAPI3 } from 'openapi-t
 import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { createPlatform } from '../src/platform/context.ts';
 import { openDatabase } from '../src/platform/db/pool.ts';
 import { EVENT_TYPES } from '../src/platform/events/catalog.ts';
 import { camelCase, type OperationObject, sdkName, sdkResult } from '../src/platform/http/sdk-names.ts';
 import { loadSecrets } from '../src/platform/secrets.ts';
+import { buildPlatform } from '../src/wiring.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(root, 'sdk', 'src', 'generated');
@@ -37,7 +37,7 @@ export async function currentDocument(): Promise<OpenAPI3> {
     LOG_LEVEL: 'silent',
   });
   const database = openDatabase(config.databaseUrl as string);
-  const platform = createPlatform(
+  const platform = buildPlatform(
     config,
     database,
     await loadSecrets(config),

@@ -11,11 +11,6 @@ import Fastify, {
 import { trustProxyOption } from './config.ts';
 import { mcpRoutes } from './mcp/routes.ts';
 import { activityRoutes } from './modules/activities/routes.ts';
-import { adminRoutes } from './modules/admin/routes.ts';
-import {
-  voiceSimulatorCallRoutes,
-  voiceSimulatorScriptRoutes,
-} from './modules/admin/voice-simulator-routes.ts';
 import { agentRoutes } from './modules/agents/routes.ts';
 import { llmSimulatorRoutes } from './modules/ai/llm-simulator-routes.ts';
 import { aiRoutes } from './modules/ai/routes.ts';
@@ -23,7 +18,7 @@ import { aiJobRoutes } from './modules/ai-jobs/routes.ts';
 import { voiceHookRoutes } from './modules/calls/hook-routes.ts';
 import { callRoutes } from './modules/calls/routes.ts';
 import { callIdOfProviderCall } from './modules/calls/service.ts';
-import { callsVoice } from './modules/calls/voice.ts';
+import { voiceSimulatorCallRoutes, voiceSimulatorScriptRoutes } from './modules/calls/simulator-routes.ts';
 import { clientRoutes } from './modules/clients/routes.ts';
 import { companyRoutes } from './modules/companies/routes.ts';
 import { contactRoutes } from './modules/contacts/routes.ts';
@@ -40,10 +35,10 @@ import { smsHookRoutes, smsSimulatorRoutes } from './modules/messaging/hook-rout
 import { messagingRoutes } from './modules/messaging/routes.ts';
 import { numberAdminRoutes } from './modules/numbers/admin-routes.ts';
 import { numberRoutes } from './modules/numbers/routes.ts';
+import { orgAdminRoutes } from './modules/orgs/admin-routes.ts';
 import { pipelineRoutes } from './modules/pipelines/routes.ts';
 import { sdrRoutes } from './modules/sdr/routes.ts';
 import { sequenceRoutes } from './modules/sequences/routes.ts';
-import { registerSequenceReplyHook } from './modules/sequences/sms.ts';
 import { unsubscribeRoutes } from './modules/sequences/unsubscribe-routes.ts';
 import { taskRoutes } from './modules/tasks/routes.ts';
 import { userAdminRoutes } from './modules/users/admin-routes.ts';
@@ -191,32 +186,30 @@ export async function buildApp(
   // The MCP endpoint resolves the key itself, per tool call (see src/mcp/routes.ts).
   await app.register(mcpRoutes, { prefix: '/v1' });
   // The portal's back end, behind ADMIN_TOKEN.
-  await app.register(adminRoutes, { prefix: '/admin/v1' });
+  await app.register(orgAdminRoutes, { prefix: '/admin/v1' });
   await app.register(feedAdminRoutes, { prefix: '/admin/v1' });
   await app.register(userAdminRoutes, { prefix: '/admin/v1' });
   await app.register(emailSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(llmSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(voiceSimulatorScriptRoutes, { prefix: '/admin/v1' });
-  const voice = callsVoice(platform);
+  const { voice } = platform.providers;
   await app.register(voiceSimulatorCallRoutes, {
     prefix: '/admin/v1',
     voice,
     callIdOf: (providerCallId) => callIdOfProviderCall(platform.db, voice.name, providerCallId),
   });
   // Provider callbacks: outside /v1, no API key, signature-verified.
-  await app.register(voiceHookRoutes, { voice });
+  await app.register(voiceHookRoutes);
   await app.register(numberAdminRoutes, { prefix: '/admin/v1' });
   await app.register(smsSimulatorRoutes, { prefix: '/admin/v1' });
   await app.register(smsHookRoutes);
-  // The one-click unsubscribe link of sequence emails (token-authenticated, outside /v1), and a
-  // reply to a sequence SMS pauses the contact's enrollments
+  // The one-click unsubscribe link of sequence emails (token-authenticated, outside /v1).
   await app.register(unsubscribeRoutes);
-  registerSequenceReplyHook();
   // The web portal: server-rendered pages over the same services, signed in with a session cookie.
   await app.register(portal, { prefix: '/portal' });
   // The local storage's signed upload URLs (outside /v1, like presigned S3 URLs)
-  if (platform.storage instanceof LocalStorage)
-    await app.register(localUploadRoutes, { storage: platform.storage });
+  if (platform.providers.storage instanceof LocalStorage)
+    await app.register(localUploadRoutes, { storage: platform.providers.storage });
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // The reference page serves its script itself (no CDN) and loads no web fonts: it works offline.

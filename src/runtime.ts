@@ -7,10 +7,9 @@ import { buildApp } from './app.ts';
 import { type Config, publicUrl } from './config.ts';
 import { buildFeedApp } from './feed/app.ts';
 import { jobRegistry } from './jobs.ts';
-import { seedDemo } from './modules/admin/seed.ts';
 import { buildStatusApp } from './modules/health/app.ts';
 import { webhookSecretColumn } from './modules/webhooks/signing.ts';
-import { createPlatform, listenForKeyChanges, type Platform } from './platform/context.ts';
+import { listenForKeyChanges, type Platform } from './platform/context.ts';
 import { startEmbeddedPostgres } from './platform/db/embedded.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { type DatabaseHandle, openDatabase } from './platform/db/pool.ts';
@@ -18,6 +17,9 @@ import { connectRateLimitStore } from './platform/http/rate-limit.ts';
 import { startWorker, type Worker } from './platform/jobs/runner.ts';
 import { type Reencrypted, reencrypt, type SealedColumn } from './platform/sealed-columns.ts';
 import { loadSecrets } from './platform/secrets.ts';
+import { closeProviders } from './providers/index.ts';
+import { seedDemo } from './seed/demo.ts';
+import { buildPlatform } from './wiring.ts';
 
 export type Role = 'api' | 'worker' | 'feed';
 
@@ -125,7 +127,7 @@ export async function startService(
   try {
     await migrate(database.handle);
     const redis = await connectRateLimitStore(config, log);
-    const platform = createPlatform(config, database.handle, secrets, redis, log);
+    const platform = buildPlatform(config, database.handle, secrets, redis, log);
 
     await firstStart(platform, database.createdEmbedded);
 
@@ -168,10 +170,12 @@ export async function startService(
       api,
       feed,
       worker,
-      // HTTP servers stop taking requests and drain, then running jobs finish, then the database goes.
+      // HTTP servers stop taking requests and drain, then running jobs finish, then the providers
+      // (pooled SMTP connections) and the database go.
       stop: () => {
         stopping ??= (async () => {
           for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'stop failed'));
+          await closeProviders(platform.providers).catch((error) => log.error({ err: error }, 'stop failed'));
           redis?.disconnect();
           await database.handle.close();
           await database.stopEmbedded?.();

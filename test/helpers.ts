@@ -7,11 +7,13 @@ import pino from 'pino';
 import { buildApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 import { jobRegistry } from '../src/jobs.ts';
-import { createPlatform, listenForKeyChanges, type Platform } from '../src/platform/context.ts';
+import { listenForKeyChanges, type Platform } from '../src/platform/context.ts';
 import { type DatabaseHandle, openDatabase } from '../src/platform/db/pool.ts';
 import { connectRateLimitStore } from '../src/platform/http/rate-limit.ts';
 import { startWorker, type Worker } from '../src/platform/jobs/runner.ts';
 import { loadSecrets } from '../src/platform/secrets.ts';
+import { closeProviders } from '../src/providers/index.ts';
+import { buildPlatform } from '../src/wiring.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 export const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -101,7 +103,7 @@ export async function buildTestApp(
   const database = openDatabase(testDb.url, { max: 20, connectTimeoutMs: 30_000 });
   const log = serviceLog(config.logLevel);
   const redis = await connectRateLimitStore(config, log);
-  const platform = createPlatform(config, database, await loadSecrets(config), redis, log);
+  const platform = buildPlatform(config, database, await loadSecrets(config), redis, log);
   const listener = await listenForKeyChanges(platform);
   const app = await buildApp(platform, options);
   await app.ready();
@@ -124,6 +126,7 @@ export async function buildTestApp(
       for (const worker of workers) await worker.stop();
       await app.close();
       await listener.stop();
+      await closeProviders(platform.providers);
       redis?.disconnect();
       await database.close();
       await testDb.drop();

@@ -1,15 +1,17 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { createLlmProvider, type LlmProvider } from '../providers/llm/index.ts';
-import { createStorageProvider, type StorageProvider } from '../providers/storage/index.ts';
+import type { Providers } from '../providers/index.ts';
 import { ApiKeyStore } from './auth/keys.ts';
 import { ClientDirectory } from './auth/tenant.ts';
 import { NotificationListener } from './db/notify.ts';
 import type { DatabaseHandle, Db } from './db/pool.ts';
 import type { Secrets } from './secrets.ts';
 
-/** What every part of a running process shares: configuration, the database, secrets and caches. */
+/**
+ * What every part of a running process shares: configuration, the database, secrets, caches, the
+ * providers and the hooks between modules. Built once per process by `buildPlatform` (`src/wiring.ts`).
+ */
 export interface Platform {
   config: Config;
   database: DatabaseHandle;
@@ -19,10 +21,9 @@ export interface Platform {
   clients: ClientDirectory;
   redis: Redis | null;
   log: Logger;
-  /** Writes AI gists (`LLM_PROVIDER`). */
-  llm: LlmProvider;
-  /** Object storage of knowledge-base uploads (`STORAGE_PROVIDER`). */
-  storage: StorageProvider;
+  /** The outside services, each built once (`src/providers/index.ts`). */
+  providers: Providers;
+  // `hooks` (the hooks between modules) is declared where they are wired, `src/wiring.ts`.
 }
 
 declare module 'fastify' {
@@ -39,6 +40,7 @@ export function createPlatform(
   secrets: Secrets,
   redis: Redis | null,
   log: Logger,
+  wiring: Pick<Platform, 'providers' | 'hooks'>,
 ): Platform {
   return {
     config,
@@ -49,8 +51,7 @@ export function createPlatform(
     clients: new ClientDirectory(database.db),
     redis,
     log,
-    llm: createLlmProvider(config, database.db),
-    storage: createStorageProvider(config, secrets, config.publicBaseUrl),
+    ...wiring,
   };
 }
 

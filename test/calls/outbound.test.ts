@@ -83,10 +83,10 @@ describe('outbound calls: started once per cause, placed by a worker', () => {
     // The dead worker: it claimed the call and never placed it.
     const { LeasedTable } = await import('../../src/platform/jobs/leased.ts');
     const { callPlacements } = await import('../../src/modules/calls/placement.ts');
-    const { callsVoice } = await import('../../src/modules/calls/voice.ts');
     const context = {
       db: t.platform.db,
-      voice: callsVoice(t.platform),
+      voice: t.platform.providers.voice,
+      progressed: t.platform.hooks.callProgress,
       leaseMs: LEASE_MS,
       pollMs: 0,
       log: t.platform.log,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { type CallProgress, onCallProgress } from '../../src/modules/calls/service.ts';
+import type { CallProgress } from '../../src/modules/calls/service.ts';
 import { applyReport } from '../../src/modules/calls/voice.ts';
 import { caller } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
@@ -33,8 +33,10 @@ describe('call progress reports', () => {
   };
   const read = async (id: string) => (await caller(t, tenant.client)('GET', `/calls/${id}`)).body.call;
   const types = async (id: string) => (await callEventsOf(t, id)).map((e) => e.type);
-  const apply = (...reports: Parameters<typeof applyReport>[1][]) =>
-    reports.reduce((done, report) => done.then(() => applyReport(t.platform.db, report)), Promise.resolve());
+  const applyOne = (report: Parameters<typeof applyReport>[2]) =>
+    applyReport(t.platform.db, t.platform.hooks.callProgress, report);
+  const apply = (...reports: Parameters<typeof applyReport>[2][]) =>
+    reports.reduce((done, report) => done.then(() => applyOne(report)), Promise.resolve());
 
   test('an outbound call moves queued → ringing → in_progress → completed, one event per step, in order', async () => {
     const { call, report } = await newCall();
@@ -59,7 +61,7 @@ describe('call progress reports', () => {
     const answered = report.answered();
     await apply(report.ringing(), answered, answered);
     const completed = report.completed();
-    await Promise.all([applyReport(t.platform.db, completed), applyReport(t.platform.db, completed)]);
+    await Promise.all([applyOne(completed), applyOne(completed)]);
     await apply(completed);
     assert.deepEqual(await types(call.id), ['call.answered', 'call.completed']);
     assert.equal((await read(call.id)).transcript.length, 1, 'the transcript once');
@@ -137,7 +139,7 @@ describe('call progress reports', () => {
   test('onCallProgress runs in the transaction that applies the report, with the call before and after', async () => {
     const { call, report } = await newCall();
     const seen: CallProgress[] = [];
-    const off = onCallProgress(async (trx, progress) => {
+    const off = t.platform.hooks.callProgress.on(async (trx, progress) => {
       if (progress.after.id !== call.id) return;
       seen.push(progress);
       await sql`INSERT INTO test_progress_log (call_id, stage) VALUES (${progress.after.id}, ${progress.stage})`.execute(

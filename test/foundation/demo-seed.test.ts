@@ -5,10 +5,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
-import { DEMO_OWNER_EMAIL } from '../../src/modules/admin/seed.ts';
 import { Accounts } from '../../src/modules/users/service.ts';
 import { freePort } from '../../src/platform/db/embedded.ts';
 import { openDatabase } from '../../src/platform/db/pool.ts';
+import { DEMO_OWNER_EMAIL } from '../../src/seed/demo.ts';
 import { ADMIN_TOKEN, createTestDatabase, ENCRYPTION_KEY, eventually } from '../helpers.ts';
 import { startProcess, stopProcess } from '../processes.ts';
 

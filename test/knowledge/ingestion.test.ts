@@ -33,7 +33,7 @@ describe('knowledge-base ingestion under failures', () => {
     const { config, platform } = t;
     context = {
       db: platform.db,
-      storage: platform.storage,
+      storage: platform.providers.storage,
       fetch: { maxBytes: config.kbFetchMaxBytes, timeoutMs: config.kbFetchTimeoutMs, allowPrivate: false },
       leaseMs: config.kbIngestLeaseMs,
       pollMs: config.kbIngestPollMs,

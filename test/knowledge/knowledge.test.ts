@@ -362,7 +362,7 @@ describe('knowledge bases', () => {
         .execute(t.platform.db)
         .then((r) => r.rows[0].n);
     assert.ok((await chunks()) > 0);
-    await purgeDeletedDocuments(t.platform.db, t.platform.storage, t.platform.log);
+    await purgeDeletedDocuments(t.platform.db, t.platform.providers.storage, t.platform.log);
     assert.equal(await chunks(), 0);
   });
 });

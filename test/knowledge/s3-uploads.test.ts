@@ -64,7 +64,7 @@ describe('knowledge-base uploads to S3', () => {
     const key = storage_path.slice(`s3://${s3.bucket}/`.length);
     assert.ok(s3.objects.has(key));
     await call('DELETE', `/kb/${kb}/documents/${body.document.id}`);
-    await purgeDeletedDocuments(t.platform.db, t.platform.storage, t.platform.log);
+    await purgeDeletedDocuments(t.platform.db, t.platform.providers.storage, t.platform.log);
     assert.equal(s3.objects.has(key), false);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type InboundSms, onInboundMessage } from '../../src/modules/messaging/service.ts';
+import type { InboundSms } from '../../src/modules/messaging/service.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { adminCall, buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import {
@@ -27,7 +27,7 @@ describe('consent at send time, inbound messages, keywords and conversations', (
     t = await buildTestApp({ SMS_SIMULATOR_DELAY_MS: '10' });
     tenant = await createTenant(t.app);
     client = await smsSetup(t, tenant, OURS, 100);
-    onInboundMessage(async (trx, message) => {
+    t.platform.hooks.inboundMessage.on(async (trx, message) => {
       hooked.push(message);
       // The hook runs in the storing transaction: it sees the message, and its failure undoes it.
       const row = await trx

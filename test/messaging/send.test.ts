@@ -145,12 +145,12 @@ describe('POST /v1/sms/messages: accepted, billed and sent once', () => {
     const scope = { orgId: tenant.orgId, clientId: tenant.clientId };
     const sms = { to: to(), body: 'Step 1', causeKey: 'sequence_step:abc:1' };
     const [one, two] = await Promise.all([
-      inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms)),
-      inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms)),
+      inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms, 'simulator')),
+      inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms, 'simulator')),
     ]);
     assert.equal(one.message.id, two.message.id);
     assert.deepEqual([one.created, two.created].sort(), [false, true]);
-    const again = await inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms));
+    const again = await inTransaction(t.platform.db, (trx) => sendMessage(trx, scope, sms, 'simulator'));
     assert.equal(again.created, false);
     assert.equal(await balanceOf(t, tenant), before - 1);
     const [conversation] = (

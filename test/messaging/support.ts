@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { messagingProvider, statusCallbackUrl } from '../../src/modules/messaging/provider.ts';
+import { statusCallbackUrl } from '../../src/modules/messaging/provider.ts';
 import { reportLoop, type SenderContext, sendLoop } from '../../src/modules/messaging/sender.ts';
 import type { OutboundSms, SmsProvider } from '../../src/providers/sms/index.ts';
 import { caller } from '../crm/crm-client.ts';
@@ -7,7 +7,7 @@ import { adminCall, type TestApp, type TestTenant } from '../helpers.ts';
 
 /** The provider of the test app, wrapped to record every send it is asked for. */
 export function countingProvider(t: TestApp): SmsProvider & { sends: OutboundSms[] } {
-  const inner = messagingProvider(t.platform);
+  const inner = t.platform.providers.sms;
   const sends: OutboundSms[] = [];
   return {
     name: inner.name,

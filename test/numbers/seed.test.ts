@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { seedDemo } from '../../src/modules/admin/seed.ts';
 import { chooseSender } from '../../src/modules/numbers/service.ts';
+import { seedDemo } from '../../src/seed/demo.ts';
 import { buildTestApp, type TestApp } from '../helpers.ts';
 
 describe('the demo seed', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { seedDemo } from '../../src/modules/admin/seed.ts';
+import { seedDemo } from '../../src/seed/demo.ts';
 import { caller } from '../crm/crm-client.ts';
 import { buildTestApp, type TestApp } from '../helpers.ts';
 import { enroll, newContact } from './support.ts';

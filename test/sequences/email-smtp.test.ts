@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { closeSequenceEmail } from '../../src/modules/sequences/jobs.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
 import { header, type SmtpReceiver, startSmtpReceiver } from '../providers/smtp-receiver.ts';
@@ -30,7 +29,6 @@ describe('sequence emails through a real SMTP server (EMAIL_PROVIDER=smtp)', () 
     await t.startWorker();
   });
   after(async () => {
-    await closeSequenceEmail(t.platform);
     await t.close();
     await receiver.close();
   });

@@ -80,9 +80,10 @@ describe('sequence steps: a stale claim racing the worker that took it over send
     const staleHasStarted = new Promise<void>((resolve) => {
       staleStarted = resolve;
     });
+    const sms = messagingSms(t.platform.providers.sms.name);
     const takeoverSms: SequenceSms = {
-      async send(trx, scope, sms) {
-        const sent = await messagingSms.send(trx, scope, sms);
+      async send(trx, scope, message) {
+        const sent = await sms.send(trx, scope, message);
         takeoverSent();
         await staleHasStarted;
         await sleep(300);
@@ -90,10 +91,10 @@ describe('sequence steps: a stale claim racing the worker that took it over send
       },
     };
     const staleSms: SequenceSms = {
-      async send(trx, scope, sms) {
+      async send(trx, scope, message) {
         await takeoverHasSent;
         staleStarted();
-        return messagingSms.send(trx, scope, sms);
+        return sms.send(trx, scope, message);
       },
     };
     const [takenOver, staleRun] = await Promise.allSettled([

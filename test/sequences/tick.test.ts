@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { closeSequenceEmail, sequenceEmail, sequenceTickContext } from '../../src/modules/sequences/jobs.ts';
+import { sequenceTickContext } from '../../src/modules/sequences/jobs.ts';
 import { runDueSteps } from '../../src/modules/sequences/tick.ts';
 import { unsubscribeToken } from '../../src/modules/sequences/unsubscribe.ts';
 import { unsubscribeKeys } from '../../src/modules/sequences/unsubscribe-routes.ts';
 import { openDatabase } from '../../src/platform/db/pool.ts';
+import { createEmailProvider } from '../../src/providers/email/index.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, startReceiver } from '../webhooks/receiver.ts';
@@ -69,7 +70,7 @@ describe('the sequence tick: steps run once each, in order, on time', () => {
     const claimed = await claimDueEnrollments(t.platform.db, LEASE_MS, 100);
     assert.equal(claimed.length, 5);
     // ... and had sent the first one's email before it died, without recording the step.
-    await sequenceEmail(t.platform).send({
+    await t.platform.providers.email.send({
       key: `sequence_step:${enrollments[0].id}:0`,
       to: contacts[0].email,
       subject: 'One',
@@ -415,6 +416,7 @@ describe('the sequence tick in a process with a small pool', () => {
       database: small,
       db: small.db,
       config: { ...t.config, databasePoolMax: 5 },
+      providers: { ...t.platform.providers, email: createEmailProvider(t.config, small.db) },
     };
     try {
       const failures: unknown[] = [];
@@ -429,7 +431,7 @@ describe('the sequence tick in a process with a small pool', () => {
       );
       assert.equal(rows[0].n, ids.length);
     } finally {
-      await closeSequenceEmail(platform);
+      await platform.providers.email.close();
       await small.close();
     }
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import { v7 } from 'uuid';
-import { voiceSimulatorCallRoutes } from '../../src/modules/admin/voice-simulator-routes.ts';
+import { voiceSimulatorCallRoutes } from '../../src/modules/calls/simulator-routes.ts';
 import { ApiError, installErrorHandling } from '../../src/platform/http/errors.ts';
 import { installValidation } from '../../src/platform/http/validation.ts';
 import {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { DEMO_HOLDINGS } from '../../src/modules/wallet-feed/demo.ts';
 import { readIndexState } from '../../src/modules/wallet-feed/index-store.ts';
-import { holdingsSource } from '../../src/modules/wallet-feed/refresh.ts';
+import { holdingsSource } from '../../src/providers/index.ts';
 import { buildTestApp, eventually } from '../helpers.ts';
 
 describe('wallet index refresh interval', () => {
@@ -34,11 +35,14 @@ describe('wallet index refresh interval', () => {
 describe('demo holdings', () => {
   test('a DATABASE_URL without SEED_DEMO serves no invented holdings', () => {
     assert.equal(
-      holdingsSource(loadConfig({ DATABASE_URL: 'postgres://db.internal/agency', DATA_DIR: '/tmp/x' })),
+      holdingsSource(
+        loadConfig({ DATABASE_URL: 'postgres://db.internal/agency', DATA_DIR: '/tmp/x' }),
+        DEMO_HOLDINGS,
+      ),
       null,
     );
     assert.notEqual(
-      holdingsSource(loadConfig({ DATA_DIR: '/tmp/x' })),
+      holdingsSource(loadConfig({ DATA_DIR: '/tmp/x' }), DEMO_HOLDINGS),
       null,
       'the embedded database has its demo',
     );

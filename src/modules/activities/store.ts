@@ -3,6 +3,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { isoText } from '../../platform/db/json-text.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -47,11 +48,7 @@ export interface TimelineFilter {
 }
 
 function activitiesOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('activities')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('activities').selectAll().$call(whereTenant(tenant));
 }
 
 export function insertActivity(
@@ -74,21 +71,13 @@ export function updateActivity(trx: Trx, tenant: TenantScope, id: string, change
   return trx
     .updateTable('activities')
     .set(changes)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirst();
 }
 
 export function deleteActivity(trx: Trx, tenant: TenantScope, id: string) {
-  return trx
-    .deleteFrom('activities')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .returning('id')
-    .executeTakeFirst();
+  return trx.deleteFrom('activities').$call(whereOwned(tenant, id)).returning('id').executeTakeFirst();
 }
 
 /** Where a page of the timeline starts: the last row's `performed_at` and id. */

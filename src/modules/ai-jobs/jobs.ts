@@ -5,10 +5,10 @@ import { aiJobWork } from './run.ts';
 
 /** The AI job loop: pre-call briefs and lead enrichments. */
 export function aiJobLoops(platform: Platform): Loop[] {
-  const { db, llm, config, log } = platform;
+  const { db, config, log } = platform;
   const work = aiJobWork({
     db,
-    llm,
+    llm: platform.providers.llm,
     leaseMs: config.aiJobLeaseMs,
     maxAttempts: config.aiJobMaxAttempts,
     pollMs: config.aiJobPollMs,

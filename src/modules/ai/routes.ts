@@ -39,7 +39,8 @@ const SUBJECTS: { path: string; type: Subject['type']; noun: string }[] = [
 ];
 
 export const aiRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const context = gistContext(app.platform, app.platform.config);
+  const { db, log, config, providers } = app.platform;
+  const context = gistContext({ db, llm: providers.llm, log }, config);
   for (const subject of SUBJECTS) {
     app.post(
       `/ai/${subject.path}/:id/gist`,

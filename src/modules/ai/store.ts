@@ -2,6 +2,7 @@ import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import { recentActivitiesGistJson } from '../activities/service.ts';
 import { companyGistJson } from '../companies/service.ts';
 import { companyContactsGistJson, contactCompanyId, contactGistJson } from '../contacts/service.ts';
@@ -234,8 +235,7 @@ export async function findClaim(
     .selectFrom('gists')
     .selectAll()
     .select(sql<boolean>`lease_until <= now()`.as('expired'))
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('subject_type', '=', subject.type)
     .where('subject_id', '=', subject.id)
     .where('status', '=', 'generating')
@@ -243,13 +243,7 @@ export async function findClaim(
 }
 
 export function findGist(db: Executor, tenant: TenantScope, id: string): Promise<GistRow | undefined> {
-  return db
-    .selectFrom('gists')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return db.selectFrom('gists').selectAll().$call(whereOwned(tenant, id)).executeTakeFirst();
 }
 
 /**
@@ -273,22 +267,14 @@ export async function completeClaim(
       lease_until: null,
       generated_at: sql<Date>`now()`,
     })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 /** Removes a claim still generating, in a transaction that holds its lease. */
 export async function deleteClaim(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
-  await trx
-    .deleteFrom('gists')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .where('status', '=', 'generating')
-    .execute();
+  await trx.deleteFrom('gists').$call(whereOwned(tenant, id)).where('status', '=', 'generating').execute();
 }
 
 /** Generations in flight, as leased work: one whose lease ran out (its process died) is given up. */

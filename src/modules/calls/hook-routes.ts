@@ -12,8 +12,9 @@ import { applyReport } from './voice.ts';
  * the exact bytes of the body. Each report is applied in order, in a transaction of its own, so a
  * delivery Retell repeats after a failure applies only what had not been applied.
  */
-export const voiceHookRoutes: FastifyPluginAsync<{ voice: VoiceProvider }> = async (app, { voice }) => {
-  const { db } = app.platform;
+export const voiceHookRoutes: FastifyPluginAsync = async (app) => {
+  const { db, hooks } = app.platform;
+  const { voice } = app.platform.providers;
   // The signature covers the raw body: keep it as text in this plugin.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
     done(null, body),
@@ -32,7 +33,7 @@ export const voiceHookRoutes: FastifyPluginAsync<{ voice: VoiceProvider }> = asy
       if (error.kind === 'malformed') throw errors.invalidRequest(error.message);
       throw errors.forbidden(error.message);
     }
-    for (const report of reports) await applyReport(db, report);
+    for (const report of reports) await applyReport(db, hooks.callProgress, report);
     reply.code(204).send();
   });
 };

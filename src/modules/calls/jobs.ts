@@ -2,7 +2,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { JobHandler, Loop } from '../../platform/jobs/runner.ts';
 import type { VoiceProgress } from '../../providers/voice/index.ts';
 import { placementLoop } from './placement.ts';
-import { applyReport, CALL_PROGRESS_TASK, callsVoice } from './voice.ts';
+import { applyReport, CALL_PROGRESS_TASK } from './voice.ts';
 
 /** Every worker process looks for outbound calls to place this often when idle. */
 const PLACEMENT_POLL_MS = 500;
@@ -11,16 +11,23 @@ const STAGES = new Set(['inbound', 'ringing', 'answered', 'voicemail', 'complete
 
 /** The calls' background work: delayed progress reports and the placement loop. */
 export function callJobs(platform: Platform): { tasks: Record<string, JobHandler>; loops: Loop[] } {
-  const { db, config, log } = platform;
-  const voice = callsVoice(platform);
+  const { db, config, log, hooks } = platform;
+  const { voice } = platform.providers;
   return {
     tasks: {
       [CALL_PROGRESS_TASK]: async (payload) => {
-        if (isProgress(payload)) await applyReport(db, payload);
+        if (isProgress(payload)) await applyReport(db, hooks.callProgress, payload);
       },
     },
     loops: [
-      placementLoop({ db, voice, leaseMs: config.callPlacementLeaseMs, pollMs: PLACEMENT_POLL_MS, log }),
+      placementLoop({
+        db,
+        voice,
+        progressed: hooks.callProgress,
+        leaseMs: config.callPlacementLeaseMs,
+        pollMs: PLACEMENT_POLL_MS,
+        log,
+      }),
     ],
   };
 }

@@ -5,7 +5,7 @@ import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/lea
 import type { Loop } from '../../platform/jobs/runner.ts';
 import { PlacementPendingError, type VoiceProvider } from '../../providers/voice/index.ts';
 import { phoneReach } from '../contacts/service.ts';
-import { advanceCall } from './progress.ts';
+import { advanceCall, type CallProgressHook } from './progress.ts';
 import { tenantOf } from './record.ts';
 import { type CallRow, type Placement, settlePlacement } from './store.ts';
 
@@ -28,6 +28,7 @@ const UNCONFIRMED_GRACE_MS = 30 * 60_000;
 export interface PlacementContext {
   db: Db;
   voice: VoiceProvider;
+  progressed: CallProgressHook;
   leaseMs: number;
   pollMs: number;
   log: Logger;
@@ -45,8 +46,8 @@ export function callPlacements(context: PlacementContext): LeasedWork<CallRow> {
     // A failed placement is tried again once its lease would have ended.
     attempts: { max: MAX_ATTEMPTS, backoffMs: () => context.leaseMs },
     work: (lease) => placeCall(context, lease),
-    exhausted: (lease) => endUnplaced(lease, 'placement_failed', 'abandoned'),
-    settleUnconfirmed: (lease) => endUnplaced(lease, 'placement_unconfirmed'),
+    exhausted: (lease) => endUnplaced(context.progressed, lease, 'placement_failed', 'abandoned'),
+    settleUnconfirmed: (lease) => endUnplaced(context.progressed, lease, 'placement_unconfirmed'),
   };
 }
 
@@ -61,7 +62,12 @@ async function placeCall(context: PlacementContext, lease: Lease<CallRow>): Prom
   const placement = call.placement as Placement;
   const { blocked } = await phoneReach(db, tenantOf(call), call.to_number);
   if (blocked) {
-    await endUnplaced(lease, blocked === 'opted_out' ? 'opted_out' : 'do_not_call', 'abandoned');
+    await endUnplaced(
+      context.progressed,
+      lease,
+      blocked === 'opted_out' ? 'opted_out' : 'do_not_call',
+      'abandoned',
+    );
     return;
   }
   try {
@@ -88,13 +94,18 @@ async function placeCall(context: PlacementContext, lease: Lease<CallRow>): Prom
 }
 
 /** Fails a call that was not placed (or whose placement is unknown), unless it has ended already. */
-async function endUnplaced(lease: Lease<CallRow>, disposition: string, settle?: 'abandoned'): Promise<void> {
+async function endUnplaced(
+  progressed: CallProgressHook,
+  lease: Lease<CallRow>,
+  disposition: string,
+  settle?: 'abandoned',
+): Promise<void> {
   await lease.inTransaction(async (trx, call) => {
     await lease.complete(trx);
     if (call.ended_at) return;
     if (settle) await settlePlacement(trx, call, settle);
     const now = new Date().toISOString();
-    await advanceCall(trx, call, {
+    await advanceCall(trx, progressed, call, {
       id: `platform:${call.id}:failed`,
       stage: 'failed',
       occurredAt: now,

@@ -2,6 +2,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { isUuid, newId } from '../../platform/db/ids.ts';
 import type { Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
+import type { Hook } from '../../platform/hooks.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { InboundReport, VoiceProgress, VoiceStage } from '../../providers/voice/index.ts';
 import { createActivity } from '../activities/service.ts';
@@ -29,26 +30,25 @@ export interface CallProgress {
 
 export type CallProgressHandler = (trx: Trx, progress: CallProgress) => Promise<void>;
 
-const handlers = new Set<CallProgressHandler>();
-
 /**
- * Registers a handler run in the transaction of every step applied to a call (repeats excluded),
- * so a higher module (SDR) updates its own rows and emits its events atomically with the call. A
- * handler registered twice runs once. Returns the function that unregisters it.
+ * The calls' progress hook (`platform.hooks.callProgress`): its handlers run in the transaction of every
+ * step applied to a call (repeats excluded), so a higher module (SDR) updates its own rows and emits its
+ * events atomically with the call.
  */
-export function onCallProgress(handler: CallProgressHandler): () => void {
-  handlers.add(handler);
-  return () => handlers.delete(handler);
-}
+export type CallProgressHook = Hook<CallProgress>;
 
 /**
  * Applies a provider's progress report to its call, in the caller's transaction. An `inbound` report
  * creates the call, routed by the number called to its client and agent (404 `number_not_found` for a
  * number no org holds). A report of a call the platform does not know changes nothing (null).
  */
-export async function applyProgress(trx: Trx, progress: VoiceProgress): Promise<CallRow | null> {
+export async function applyProgress(
+  trx: Trx,
+  progressed: CallProgressHook,
+  progress: VoiceProgress,
+): Promise<CallRow | null> {
   if (progress.stage === 'inbound') {
-    const opened = await openInboundCall(trx, progress);
+    const opened = await openInboundCall(trx, progressed, progress);
     if (opened) return opened;
   }
   const call =
@@ -58,10 +58,14 @@ export async function applyProgress(trx: Trx, progress: VoiceProgress): Promise<
         : undefined
       : await lockProviderCall(trx, progress.provider, progress.providerCallId);
   if (!call) return null;
-  return advanceCall(trx, call, progress, progress);
+  return advanceCall(trx, progressed, call, progress, progress);
 }
 
-async function openInboundCall(trx: Trx, report: InboundReport): Promise<CallRow | null> {
+async function openInboundCall(
+  trx: Trx,
+  progressed: CallProgressHook,
+  report: InboundReport,
+): Promise<CallRow | null> {
   if (await lockProviderCall(trx, report.provider, report.providerCallId)) return null;
   const owner = await numberOwner(trx, report.to);
   if (!owner) throw errors.numberNotFound(report.to);
@@ -94,18 +98,19 @@ async function openInboundCall(trx: Trx, report: InboundReport): Promise<CallRow
   // Null: a concurrent delivery of the same call created it first; this one is a repeat.
   if (!row) return null;
   await emit(trx, tenant, 'call.received', { call_id: row.id, ...toCall(row) });
-  await notify(trx, { tenant, stage: 'inbound', before: null, after: toProgressedCall(row) });
+  await progressed.run(trx, { tenant, stage: 'inbound', before: null, after: toProgressedCall(row) });
   return row;
 }
 
 /**
  * Applies one step to a locked call: a step applied before (same id) changes nothing; otherwise the
  * call moves on (see `transition`), its events are emitted in order, a completed call is logged on
- * its contact's timeline, and the hook handlers run. `source` is the provider call the step came
- * from, recorded on a call that has none yet.
+ * its contact's timeline, and the `progressed` hook's handlers run. `source` is the provider call the
+ * step came from, recorded on a call that has none yet.
  */
 export async function advanceCall(
   trx: Trx,
+  progressed: CallProgressHook,
   call: CallRow,
   step: CallStep,
   source?: { provider: string; providerCallId: string },
@@ -125,7 +130,7 @@ export async function advanceCall(
   }
   for (const type of events) await emit(trx, tenant, type, eventData(type, after, step), after.metadata);
   if (events.includes('call.completed') && after.contact_id) await logOnTimeline(trx, tenant, after);
-  await notify(trx, {
+  await progressed.run(trx, {
     tenant,
     stage: step.stage,
     before: toProgressedCall(call),
@@ -167,8 +172,4 @@ async function logOnTimeline(trx: Trx, tenant: TenantScope, call: CallRow): Prom
     duration_seconds: call.duration_seconds,
     performed_at: (call.started_at ?? call.ended_at ?? call.created_at).toISOString(),
   });
-}
-
-async function notify(trx: Trx, progress: CallProgress): Promise<void> {
-  for (const handler of handlers) await handler(trx, progress);
 }

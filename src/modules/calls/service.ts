@@ -3,10 +3,10 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
-import { getOrg } from '../admin/service.ts';
 import { tenantAgent } from '../agents/service.ts';
 import { normalizePhone, phoneReach } from '../contacts/service.ts';
 import { numberOwner } from '../numbers/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import { type Call, type CallDetail, toCall } from './record.ts';
 import {
   type CallCursor,
@@ -29,7 +29,7 @@ import {
  * call is dialed: `startOutboundCall`, which a worker then places (see placement.ts).
  */
 
-export { type CallProgress, type CallProgressHandler, onCallProgress } from './progress.ts';
+export type { CallProgress, CallProgressHandler, CallProgressHook } from './progress.ts';
 export type { Call, CallDetail, ProgressedCall } from './record.ts';
 export type { CallDirection, CallStatus };
 

@@ -10,6 +10,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import type { Json, MetadataColumn } from '../../platform/db/schema.ts';
+import { whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CallAgent, Speaker, TranscriptTurn } from '../../providers/voice/index.ts';
 
@@ -358,7 +359,7 @@ export async function countCampaignCallsInFlight(db: Executor, tenant: TenantSco
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('sdr_campaign_id', '=', campaignId)
     .where('ended_at', 'is', null)
-    .where('org_id', '=', tenant.orgId)
+    .$call(whereTenant(tenant))
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }

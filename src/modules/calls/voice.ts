@@ -1,14 +1,8 @@
-import type { Platform } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { enqueueJob } from '../../platform/jobs/queue.ts';
-import {
-  createVoiceProvider,
-  type VoiceProgress,
-  type VoiceProgressSink,
-  type VoiceProvider,
-} from '../../providers/voice/index.ts';
-import { applyProgress } from './progress.ts';
+import type { VoiceProgress, VoiceProgressSink } from '../../providers/voice/index.ts';
+import { applyProgress, type CallProgressHook } from './progress.ts';
 
 export const CALL_PROGRESS_TASK = 'call_progress';
 
@@ -16,9 +10,9 @@ export const CALL_PROGRESS_TASK = 'call_progress';
  * Where the voice provider reports: a report now is applied in a transaction of its own; a report
  * for later is a job that applies it then, keyed by the report's id, so it survives the process.
  */
-export function callProgressSink(db: Db): VoiceProgressSink {
+export function callProgressSink(db: Db, progressed: CallProgressHook): VoiceProgressSink {
   return {
-    report: (progress) => applyReport(db, progress),
+    report: (progress) => applyReport(db, progressed, progress),
     reportLater: (progress, afterMs) =>
       enqueueJob(db, CALL_PROGRESS_TASK, progress as unknown as Record<string, unknown>, {
         runAt: new Date(Date.now() + afterMs),
@@ -27,11 +21,11 @@ export function callProgressSink(db: Db): VoiceProgressSink {
   };
 }
 
-export async function applyReport(db: Db, progress: VoiceProgress): Promise<void> {
-  await inTransaction(db, (trx) => applyProgress(trx, progress));
-}
-
-/** The voice provider `VOICE_PROVIDER` names, reporting to the calls module. */
-export function callsVoice(platform: Platform): VoiceProvider {
-  return createVoiceProvider(platform.config, platform.db, callProgressSink(platform.db));
+/** The edge of a progress report (provider webhook, delayed report job, the simulator): one transaction. */
+export async function applyReport(
+  db: Db,
+  progressed: CallProgressHook,
+  progress: VoiceProgress,
+): Promise<void> {
+  await inTransaction(db, (trx) => applyProgress(trx, progressed, progress));
 }

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
-import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import { idsOfTenant, whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 export interface CompaniesTable {
@@ -52,11 +52,7 @@ const RECORD_COLUMNS = [
 export type CompanyRecord = Pick<CompanyRow, (typeof RECORD_COLUMNS)[number]>;
 
 function companies(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('companies')
-    .select(RECORD_COLUMNS)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('companies').select(RECORD_COLUMNS).$call(whereTenant(tenant));
 }
 
 export function findCompany(db: Executor, tenant: TenantScope, id: string) {
@@ -134,9 +130,7 @@ export function updateCompany(
   return trx
     .updateTable('companies')
     .set({ ...changes, updated_at: new Date() })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returning(RECORD_COLUMNS)
     .executeTakeFirstOrThrow();
 }

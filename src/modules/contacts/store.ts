@@ -4,7 +4,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp, Timestamp } from '../../platform/db/schema.ts';
-import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import { idsOfTenant, whereOwned } from '../../platform/db/tenant-rows.ts';
 import { eventInsert } from '../../platform/events/emit.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { companyCard } from '../companies/service.ts';
@@ -442,21 +442,14 @@ export async function findIdentityOwners(
 }
 
 export function deleteContact(trx: Trx, tenant: TenantScope, id: string) {
-  return trx
-    .deleteFrom('contacts')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .execute();
+  return trx.deleteFrom('contacts').$call(whereOwned(tenant, id)).execute();
 }
 
 export function updateContact(trx: Trx, tenant: TenantScope, id: string, changes: ContactFields, at: Date) {
   return trx
     .updateTable('contacts')
     .set({ ...changes, updated_at: at })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .execute();
 }
 

@@ -9,7 +9,7 @@ import {
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
-import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import { idsOfTenant, whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { pipelineName, stageName } from '../pipelines/service.ts';
 
@@ -57,11 +57,7 @@ export interface DealFilter {
 }
 
 function dealsOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('deals')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('deals').selectAll().$call(whereTenant(tenant));
 }
 
 export function insertDeal(
@@ -108,9 +104,7 @@ export function updateDeal(trx: Trx, tenant: TenantScope, id: string, changes: D
   return trx
     .updateTable('deals')
     .set(changes)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -137,9 +131,7 @@ export function archiveDeal(trx: Trx, tenant: TenantScope, id: string, now: Date
       archived_at: sql`coalesce(archived_at, ${now})`,
       updated_at: sql`CASE WHEN archived_at IS NULL THEN ${now} ELSE updated_at END`,
     })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returning('id')
     .executeTakeFirst();
 }

@@ -10,7 +10,8 @@ export function knowledgeJobs(platform: Platform): {
   crontab: string[];
   loops: Loop[];
 } {
-  const { db, config, storage, log } = platform;
+  const { db, config, log } = platform;
+  const { storage } = platform.providers;
   return {
     tasks: {
       [KB_CLEANUP_TASK]: async () => {

@@ -38,7 +38,8 @@ const KbEnvelope = Type.Object({ knowledge_base: KnowledgeBaseSchema });
 const DocumentEnvelope = Type.Object({ document: DocumentSchema });
 
 export const knowledgeRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, config, storage } = app.platform;
+  const { db, config } = app.platform;
+  const { storage } = app.platform.providers;
 
   app.get(
     '/kb',

@@ -2,6 +2,7 @@ import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { MetadataColumn } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -111,9 +112,7 @@ export function lockKnowledgeBase(trx: Trx, tenant: TenantScope, id: string) {
   return trx
     .selectFrom('knowledge_bases')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .where('deleted_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
@@ -127,8 +126,7 @@ export function updateKnowledgeBase(
 ) {
   return trx
     .updateTable('knowledge_bases')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ ...changes, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -140,8 +138,7 @@ export function updateKnowledgeBase(
 export async function deleteKnowledgeBase(trx: Trx, tenant: TenantScope, id: string): Promise<boolean> {
   const kb = await trx
     .updateTable('knowledge_bases')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -150,8 +147,7 @@ export async function deleteKnowledgeBase(trx: Trx, tenant: TenantScope, id: str
   if (!kb) return false;
   await trx
     .updateTable('kb_documents')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('kb_id', '=', id)
     .where('deleted_at', 'is', null)
@@ -194,8 +190,7 @@ export function findDocument(db: Executor, tenant: TenantScope, kbId: string, id
   return db
     .selectFrom('kb_documents')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('kb_id', '=', kbId)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
@@ -212,8 +207,7 @@ export function listDocuments(
   let query = db
     .selectFrom('kb_documents')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('kb_id', '=', kbId)
     .where('deleted_at', 'is', null);
   if (filter.status) query = query.where('status', '=', filter.status);
@@ -224,8 +218,7 @@ export function listDocuments(
 export function softDeleteDocument(trx: Trx, tenant: TenantScope, kbId: string, id: string) {
   return trx
     .updateTable('kb_documents')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .set({ deleted_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
     .where('kb_id', '=', kbId)
     .where('id', '=', id)

@@ -2,6 +2,7 @@ import { type ColumnType, type Generated, type RawBuilder, type Selectable, sql 
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Timestamp } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { companyArchived } from '../companies/service.ts';
 import {
@@ -69,11 +70,7 @@ export type ListFields = Partial<
 >;
 
 function lists(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('crm_lists')
-    .select(RECORD_COLUMNS)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('crm_lists').select(RECORD_COLUMNS).$call(whereTenant(tenant));
 }
 
 export function findList(db: Executor, tenant: TenantScope, id: string) {
@@ -134,20 +131,13 @@ export function updateList(trx: Trx, tenant: TenantScope, id: string, changes: L
         : {}),
       updated_at: new Date(),
     })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returning(RECORD_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
 export function deleteList(trx: Trx, tenant: TenantScope, id: string) {
-  return trx
-    .deleteFrom('crm_lists')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return trx.deleteFrom('crm_lists').$call(whereOwned(tenant, id)).executeTakeFirst();
 }
 
 export function deleteAllMembers(trx: Trx, listId: string) {
@@ -158,8 +148,7 @@ export function deleteMember(trx: Trx, tenant: TenantScope, listId: string, enti
   return trx
     .deleteFrom('crm_list_members')
     .where('list_id', '=', listId)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('entity_id', '=', entityId)
     .executeTakeFirst();
 }

@@ -3,18 +3,34 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { publicUrl } from '../../config.ts';
 import { requireAdminToken } from '../../platform/auth/admin-token.ts';
+import type { Platform } from '../../platform/context.ts';
+import { inTransaction } from '../../platform/db/transaction.ts';
 import { errors } from '../../platform/http/errors.ts';
 import {
-  type SmsProvider,
+  type InboundSms,
   SmsSignatureError,
   SmsWebhookError,
   type SmsWebhookRequest,
   simulatedInbound,
 } from '../../providers/sms/index.ts';
 import { normalizePhone } from '../contacts/service.ts';
-import { messagingProvider } from './provider.ts';
 import { SimulatedInboundBody } from './schemas.ts';
-import { applyStatusUpdate, receiveMessage } from './service.ts';
+import { applyStatus, firstInbound, RepeatedInbound, receiveMessage } from './service.ts';
+
+/**
+ * The edge of an inbound message (carrier webhook or simulator): one transaction; a repeat that lost
+ * the race to a concurrent delivery of the same message answers the first one's id.
+ */
+function receive(platform: Platform, inbound: InboundSms): Promise<string> {
+  const { db, hooks, providers } = platform;
+  const provider = providers.sms.name;
+  return inTransaction(db, (trx) => receiveMessage(trx, hooks.inboundMessage, provider, inbound)).catch(
+    (error) => {
+      if (error instanceof RepeatedInbound) return firstInbound(db, provider, inbound);
+      throw error;
+    },
+  );
+}
 
 /**
  * Twilio's webhooks, outside `/v1`, with no API key but Twilio's signature over `PUBLIC_BASE_URL` + the
@@ -24,7 +40,7 @@ import { applyStatusUpdate, receiveMessage } from './service.ts';
  */
 export const smsHookRoutes: FastifyPluginAsync = async (app) => {
   const { db, config } = app.platform;
-  const provider = messagingProvider(app.platform);
+  const provider = app.platform.providers.sms;
   // The signature covers the form parameters as sent: keep the body as text in this plugin.
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -51,7 +67,7 @@ export const smsHookRoutes: FastifyPluginAsync = async (app) => {
   app.post('/hooks/twilio/sms', { schema: { hide: true } }, async (request, reply) => {
     if (provider.name !== 'twilio') throw errors.noRoute(request.method, request.url);
     const inbound = parsed(() => provider.parseInbound(webhook(request)));
-    await receiveMessage(db, provider.name, inbound);
+    await receive(app.platform, inbound);
     // An empty TwiML answer: no automatic reply.
     reply.code(200).type('text/xml').send('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
   });
@@ -59,7 +75,7 @@ export const smsHookRoutes: FastifyPluginAsync = async (app) => {
   app.post('/hooks/twilio/status', { schema: { hide: true } }, async (request, reply) => {
     if (provider.name !== 'twilio') throw errors.noRoute(request.method, request.url);
     const update = parsed(() => provider.parseStatus(webhook(request)));
-    await applyStatusUpdate(db, update, provider.name);
+    await inTransaction(db, (trx) => applyStatus(trx, update, provider.name));
     reply.code(204).send();
   });
 };
@@ -69,9 +85,9 @@ export const smsHookRoutes: FastifyPluginAsync = async (app) => {
  * what an inbound carrier message does (the Twilio hook's code path after parsing). Simulator only.
  */
 export const smsSimulatorRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, secrets, config } = app.platform;
+  const { secrets, config } = app.platform;
   requireAdminToken(app, secrets.adminToken);
-  const provider: SmsProvider = messagingProvider(app.platform);
+  const provider = app.platform.providers.sms;
 
   app.post(
     '/simulator/sms/inbound',
@@ -92,7 +108,7 @@ export const smsSimulatorRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: body.body,
         media_urls: body.media_urls,
       });
-      const messageId = await receiveMessage(db, provider.name, inbound);
+      const messageId = await receive(app.platform, inbound);
       reply.code(202);
       return { message_id: messageId };
     },

@@ -1,8 +1,7 @@
 import { publicUrl } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { Db } from '../../platform/db/pool.ts';
-import { createSmsProvider, type SmsProvider, type SmsStatusSink } from '../../providers/sms/index.ts';
-import { useProviderName } from './service.ts';
+import type { SmsProvider, SmsStatusSink } from '../../providers/sms/index.ts';
 import { holdReport } from './store.ts';
 
 /**
@@ -16,19 +15,6 @@ export function heldReportSink(db: Db): SmsStatusSink {
       if (update.messageId) await holdReport(db, update.messageId, update, afterMs);
     },
   };
-}
-
-const providers = new WeakMap<Platform, SmsProvider>();
-
-/** The SMS provider `SMS_PROVIDER` names, one per platform (the API and the worker share it in one process). */
-export function messagingProvider(platform: Platform): SmsProvider {
-  let provider = providers.get(platform);
-  if (!provider) {
-    provider = createSmsProvider(platform.config, heldReportSink(platform.db));
-    providers.set(platform, provider);
-  }
-  useProviderName(provider.name);
-  return provider;
 }
 
 /** Where Twilio posts status callbacks; none for the simulator, which reports through the sink. */

@@ -5,7 +5,6 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageQuerySchema, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams, Query } from '../../platform/http/schemas.ts';
-import { messagingProvider } from './provider.ts';
 import {
   ConversationSchema,
   ListConversationsQuery,
@@ -26,9 +25,7 @@ const tags = ['sms'];
 const ConversationEnvelope = Type.Object({ conversation: ConversationSchema });
 
 export const messagingRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { db, config } = app.platform;
-  // Records new messages with the provider this process runs with.
-  messagingProvider(app.platform);
+  const { db, config, providers } = app.platform;
 
   app.post(
     '/sms/messages',
@@ -60,6 +57,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox = async (app) => {
             causeKey: `api:${newId()}`,
             freshCause: true,
           },
+          providers.sms.name,
           config.phoneDefaultCountry,
         );
         return { status: 202, body: { message } };

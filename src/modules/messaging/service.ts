@@ -1,8 +1,8 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { isUuid, newId } from '../../platform/db/ids.ts';
-import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
+import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
+import type { Hook } from '../../platform/hooks.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
 import { assertReferences } from '../../platform/http/references.ts';
@@ -36,6 +36,7 @@ import {
   lockMessageOfProvider,
   type MessageRow,
   type MessageStatus,
+  uncountMessage,
   updateConversation,
   updateMessage,
 } from './store.ts';
@@ -46,7 +47,8 @@ import {
  * org's balance row is locked for as short a time as possible. After commit a worker loop claims it
  * under a lease, checks consent again and hands it to the provider exactly once (see sender.ts).
  * Inbound messages are routed by their `to` number (`receiveMessage`); `STOP`/`START` keywords change
- * the contact phone's consent; `onInboundMessage` handlers run in the storing transaction.
+ * the contact phone's consent; the `inboundMessage` hook's handlers (`src/wiring.ts`) run in the storing
+ * transaction. Every function here runs in its caller's transaction: the route, job or loop opens it.
  */
 
 /** The FUEL ledger's reference type of an SMS debit (its id is the message id). */
@@ -84,39 +86,21 @@ export interface InboundSms {
 export type Message = ReturnType<typeof toMessage>;
 export type Conversation = ReturnType<typeof toConversation>;
 
-const inboundHandlers: ((trx: Trx, message: InboundSms) => Promise<void>)[] = [];
-
-/**
- * Registers a handler of "inbound message stored"; it runs in the storing transaction, after consent
- * keywords, and its failure undoes the storing (the carrier retries). Handlers are per process: register
- * each once (the same function again is ignored), e.g. where `src/app.ts` or `src/jobs.ts` wires modules.
- */
-export function onInboundMessage(handler: (trx: Trx, message: InboundSms) => Promise<void>): void {
-  if (!inboundHandlers.includes(handler)) inboundHandlers.push(handler);
-}
-
 /**
  * Accepts an outbound message in `trx`: the conversation, the message (`queued`), the contact's `sms`
  * activity and the FUEL debit (1 per segment, cause `sms_message:<message id>`), which is the last
  * statement. The same `causeKey` again returns the first message with `created: false` and changes
  * nothing. Consent is checked when the message is sent, after commit. Throws 402 `fuel_exhausted`,
- * 422 `no_sender_number`, 400 `validation_error`.
+ * 422 `no_sender_number`, 400 `validation_error`. `provider` is the one the process sends with
+ * (`platform.providers.sms.name`), recorded on the message.
  */
 export async function sendMessage(
   trx: Trx,
   tenant: TenantScope,
   sms: OutboundSms,
+  provider: SmsProviderName,
 ): Promise<{ message: Message; created: boolean }> {
-  return acceptMessage(trx, tenant, sms);
-}
-
-// ---- the provider the module runs with
-
-let providerName: SmsProviderName = 'simulator';
-
-/** Set once per process by `messagingProvider` (provider.ts): the provider new messages are recorded with. */
-export function useProviderName(name: SmsProviderName): void {
-  providerName = name;
+  return acceptMessage(trx, tenant, sms, provider);
 }
 
 // ---- shapes
@@ -183,6 +167,7 @@ export async function acceptMessage(
   trx: Trx,
   tenant: TenantScope,
   input: SendInput,
+  provider: SmsProviderName,
   defaultCountry = DEFAULT_COUNTRY,
 ): Promise<{ message: Message; created: boolean }> {
   if (!input.freshCause) {
@@ -210,7 +195,7 @@ export async function acceptMessage(
       our_number: sender.number,
       phone_number: to,
       contact_id: contactId,
-      provider: providerName,
+      provider,
     },
     false,
     now,
@@ -233,7 +218,7 @@ export async function acceptMessage(
     contact_id: contactId,
     company_id: input.companyId ?? null,
     deal_id: input.dealId ?? null,
-    provider: providerName,
+    provider,
     cause_key: input.causeKey,
     metadata: JSON.stringify(input.metadata ?? {}),
     send_state: 'pending',
@@ -242,7 +227,7 @@ export async function acceptMessage(
   });
   if (!row) {
     // The same cause was accepted by a concurrent transaction that committed first: its message stands.
-    await uncountConversation(trx, tenant, conversation.id);
+    await uncountMessage(trx, tenant, conversation.id);
     const first = await findMessageByCause(trx, tenant, input.causeKey);
     return { message: toMessage(first!), created: false };
   }
@@ -265,16 +250,6 @@ export async function acceptMessage(
     referenceId: id,
   });
   return { message: toMessage(row), created: true };
-}
-
-async function uncountConversation(trx: Trx, tenant: TenantScope, id: string) {
-  const current = await findConversation(trx, tenant, id);
-  if (!current) return;
-  await trx
-    .updateTable('sms_conversations')
-    .set({ total_messages: Math.max(0, current.total_messages - 1) })
-    .where('id', '=', id)
-    .execute();
 }
 
 // ---- status changes (sender, delivery reports, status callbacks)
@@ -342,10 +317,6 @@ export async function advanceMessage(trx: Trx, row: MessageRow, change: StatusCh
 }
 
 /** A provider's status report (simulator delivery report or a verified status callback), applied once. */
-export async function applyStatusUpdate(db: Db, update: SmsStatusUpdate, provider: string): Promise<void> {
-  await inTransaction(db, (trx) => applyStatus(trx, update, provider));
-}
-
 export async function applyStatus(trx: Trx, update: SmsStatusUpdate, provider: string): Promise<void> {
   const row =
     update.messageId && isUuid(update.messageId)
@@ -379,91 +350,101 @@ export function consentKeyword(body: string): 'opt_out' | 'opt_in' | null {
 /**
  * Stores an inbound message (parsed from a carrier webhook or the simulator hook: one code path) in
  * the client that holds its `to` number, once per carrier message id. Applies consent keywords, logs
- * the contact's activity, emits `sms.received` and runs the `onInboundMessage` handlers, all in one
- * transaction. 404 `number_not_found` when no org holds `to`. Returns the message id.
+ * the contact's activity, emits `sms.received` and runs the `inboundMessage` hook's handlers, all in
+ * `trx`. 404 `number_not_found` when no org holds `to`. Returns the message id. A repeat of a message
+ * stored by a concurrent transaction throws `RepeatedInbound`: the caller rolls back and answers
+ * `firstInbound`.
  */
-export async function receiveMessage(db: Db, provider: string, inbound: CarrierInboundSms): Promise<string> {
-  const owner = await numberOwner(db, inbound.to);
+export async function receiveMessage(
+  trx: Trx,
+  received: Hook<InboundSms>,
+  provider: string,
+  inbound: CarrierInboundSms,
+): Promise<string> {
+  const owner = await numberOwner(trx, inbound.to);
   if (!owner) throw errors.numberNotFound(inbound.to);
   const tenant: TenantScope = { orgId: owner.org_id, clientId: owner.client_id };
-  return inTransaction(db, async (trx) => {
-    const repeated = await findInbound(trx, provider, inbound.providerMessageId);
-    if (repeated) return repeated.id;
-    const keyword = consentKeyword(inbound.body);
-    const keywordContact = keyword
-      ? await applyPhoneConsentKeyword(trx, tenant, inbound.from, keyword)
-      : null;
-    const contactId = keywordContact ?? (await phoneReach(trx, tenant, inbound.from)).contact?.id ?? null;
-    const receivedAt = new Date(inbound.receivedAt);
-    const conversation = await bumpConversation(
-      trx,
-      {
-        id: newId(),
-        org_id: tenant.orgId,
-        client_id: tenant.clientId,
-        our_number: owner.number,
-        phone_number: inbound.from,
-        contact_id: contactId,
-        provider,
-      },
-      true,
-      receivedAt,
-    );
-    const { segments, encoding } = countSegments(inbound.body);
-    const row = await insertInboundMessage(trx, {
+  const repeated = await findInbound(trx, provider, inbound.providerMessageId);
+  if (repeated) return repeated.id;
+  const keyword = consentKeyword(inbound.body);
+  const keywordContact = keyword ? await applyPhoneConsentKeyword(trx, tenant, inbound.from, keyword) : null;
+  const contactId = keywordContact ?? (await phoneReach(trx, tenant, inbound.from)).contact?.id ?? null;
+  const receivedAt = new Date(inbound.receivedAt);
+  const conversation = await bumpConversation(
+    trx,
+    {
       id: newId(),
       org_id: tenant.orgId,
       client_id: tenant.clientId,
-      conversation_id: conversation.id,
-      direction: 'inbound',
-      from_number: inbound.from,
-      to_number: owner.number,
-      body: inbound.body,
-      media_urls: inbound.mediaUrls,
-      segments,
-      encoding,
-      fuel_cost: 0,
-      status: 'received',
+      our_number: owner.number,
+      phone_number: inbound.from,
       contact_id: contactId,
       provider,
-      provider_message_id: inbound.providerMessageId,
-      created_at: receivedAt,
-    });
-    if (!row) {
-      // A repeat of the same webhook stored it first; this transaction must leave no trace.
-      throw new RepeatedInbound();
-    }
-    if (contactId) {
-      await createActivity(trx, tenant, {
-        activity_type: 'sms',
-        direction: 'inbound',
-        contact_id: contactId,
-        body: inbound.body,
-        performed_at: receivedAt.toISOString(),
-      });
-    }
-    await emit(trx, tenant, 'sms.received', messageEvent(row));
-    const message: InboundSms = {
-      id: row.id,
-      orgId: tenant.orgId,
-      clientId: tenant.clientId,
-      contactId,
-      conversationId: conversation.id,
-      from: inbound.from,
-      to: owner.number,
-      body: inbound.body,
-      receivedAt,
-    };
-    for (const handler of inboundHandlers) await handler(trx, message);
-    return row.id;
-  }).catch(async (error) => {
-    if (!(error instanceof RepeatedInbound)) throw error;
-    const first = await findInbound(db, provider, inbound.providerMessageId);
-    return first!.id;
+    },
+    true,
+    receivedAt,
+  );
+  const { segments, encoding } = countSegments(inbound.body);
+  const row = await insertInboundMessage(trx, {
+    id: newId(),
+    org_id: tenant.orgId,
+    client_id: tenant.clientId,
+    conversation_id: conversation.id,
+    direction: 'inbound',
+    from_number: inbound.from,
+    to_number: owner.number,
+    body: inbound.body,
+    media_urls: inbound.mediaUrls,
+    segments,
+    encoding,
+    fuel_cost: 0,
+    status: 'received',
+    contact_id: contactId,
+    provider,
+    provider_message_id: inbound.providerMessageId,
+    created_at: receivedAt,
   });
+  if (!row) {
+    // A repeat of the same webhook stored it first; this transaction must leave no trace.
+    throw new RepeatedInbound();
+  }
+  if (contactId) {
+    await createActivity(trx, tenant, {
+      activity_type: 'sms',
+      direction: 'inbound',
+      contact_id: contactId,
+      body: inbound.body,
+      performed_at: receivedAt.toISOString(),
+    });
+  }
+  await emit(trx, tenant, 'sms.received', messageEvent(row));
+  const message: InboundSms = {
+    id: row.id,
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    contactId,
+    conversationId: conversation.id,
+    from: inbound.from,
+    to: owner.number,
+    body: inbound.body,
+    receivedAt,
+  };
+  await received.run(trx, message);
+  return row.id;
 }
 
-class RepeatedInbound extends Error {}
+/** A repeat of a carrier message stored by a concurrent transaction: the repeat's must leave no trace. */
+export class RepeatedInbound extends Error {}
+
+/** The id of the message `RepeatedInbound` found stored first. */
+export async function firstInbound(
+  db: Executor,
+  provider: string,
+  inbound: CarrierInboundSms,
+): Promise<string> {
+  const first = await findInbound(db, provider, inbound.providerMessageId);
+  return first!.id;
+}
 
 // ---- conversations
 

@@ -3,6 +3,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { firstIdAt } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Json, MetadataColumn } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -206,11 +207,7 @@ export async function listConversations(
   filter: ConversationFilter,
   page: PageRequest<ConversationCursor>,
 ): Promise<ConversationRow[]> {
-  let query = db
-    .selectFrom('sms_conversations')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  let query = db.selectFrom('sms_conversations').selectAll().$call(whereTenant(tenant));
   if (filter.contact_id !== undefined) query = query.where('contact_id', '=', filter.contact_id);
   if (filter.phone_number !== undefined) query = query.where('phone_number', '=', filter.phone_number);
   if (filter.unread) query = query.where('unread_count', '>', 0);
@@ -231,13 +228,16 @@ export async function listConversations(
 }
 
 export function findConversation(db: Executor, tenant: TenantScope, id: string) {
-  return db
-    .selectFrom('sms_conversations')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return db.selectFrom('sms_conversations').selectAll().$call(whereOwned(tenant, id)).executeTakeFirst();
+}
+
+/** Takes back the count of a message its conversation was bumped for but that was not stored. */
+export async function uncountMessage(trx: Trx, tenant: TenantScope, id: string): Promise<void> {
+  await trx
+    .updateTable('sms_conversations')
+    .set({ total_messages: sql`greatest(total_messages - 1, 0)` })
+    .$call(whereOwned(tenant, id))
+    .execute();
 }
 
 export function updateConversation(
@@ -249,9 +249,7 @@ export function updateConversation(
   return trx
     .updateTable('sms_conversations')
     .set({ ...changes, updated_at: new Date() })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirst();
 }
@@ -265,8 +263,7 @@ export function listMessages(
   let query = db
     .selectFrom('sms_messages')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('conversation_id', '=', conversationId);
   if (page.after !== undefined) query = query.where('id', '<', page.after);
   return query.orderBy('id', 'desc').limit(page.limit).execute();

@@ -4,10 +4,10 @@ import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import { assertReferences } from '../../platform/http/references.ts';
-import { getOrg } from '../admin/service.ts';
 import { AGENT } from '../agents/service.ts';
 import { getClient } from '../clients/service.ts';
 import { normalizePhone } from '../contacts/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import * as store from './store.ts';
 
 /**

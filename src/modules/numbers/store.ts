@@ -2,6 +2,7 @@ import type { Generated, Insertable, Selectable } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
+import { whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -72,11 +73,7 @@ export async function findByNumber(db: Executor, number: string) {
 }
 
 function numbersOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('phone_numbers')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('phone_numbers').selectAll().$call(whereTenant(tenant));
 }
 
 export function findNumber(db: Executor, tenant: TenantScope, id: string) {

@@ -1,7 +1,7 @@
 import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
-import { idsOfTenant } from '../../platform/db/tenant-rows.ts';
+import { idsOfTenant, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -41,11 +41,7 @@ export interface NewStage {
 }
 
 function pipelinesOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('pipelines')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('pipelines').selectAll().$call(whereTenant(tenant));
 }
 
 /** The default pipeline and its first stage: where a deal lands when it names neither. */
@@ -116,8 +112,7 @@ export function demoteDefaultPipeline(trx: Trx, tenant: TenantScope) {
   return trx
     .updateTable('pipelines')
     .set({ is_default: false })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('is_default', '=', true)
     .execute();
 }
@@ -143,8 +138,7 @@ export function stagesOf(db: Executor, tenant: TenantScope, pipelineIds: string[
   return db
     .selectFrom('pipeline_stages')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('pipeline_id', 'in', pipelineIds)
     .orderBy('pipeline_id')
     .orderBy('position')
@@ -156,8 +150,7 @@ export function findStageInPipeline(db: Executor, tenant: TenantScope, pipelineI
   return db
     .selectFrom('pipeline_stages')
     .select(['id', 'pipeline_id'])
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('pipeline_id', '=', pipelineId)
     .where('id', '=', stageId)
     .executeTakeFirst();
@@ -168,8 +161,7 @@ export function firstStage(db: Executor, tenant: TenantScope, pipelineId: string
   return db
     .selectFrom('pipeline_stages')
     .select(['id', 'pipeline_id'])
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('pipeline_id', '=', pipelineId)
     .orderBy('position')
     .limit(1)

@@ -5,10 +5,10 @@ import { emit } from '../../platform/events/emit.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { type Lease, type LeasedWork, leasedLoop } from '../../platform/jobs/leased.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
-import { getOrg } from '../admin/service.ts';
 import { getJob, requestPrecallBrief } from '../ai-jobs/service.ts';
 import { campaignCallsInFlight, startOutboundCall } from '../calls/service.ts';
 import { type DialableContact, orgContactsForDialing, phoneReach } from '../contacts/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import { type CallingWindow, insideWindow, nextOpening } from './calling-window.ts';
 import { toCampaign } from './record.ts';
 import {

@@ -5,7 +5,7 @@ import type { Db, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { enqueueJob } from '../../platform/jobs/queue.ts';
 import { type EmailProvider, EmailRejectedError } from '../../providers/email/index.ts';
-import { type CallProgress, getCall, onCallProgress } from '../calls/service.ts';
+import { type CallProgress, type CallProgressHandler, getCall } from '../calls/service.ts';
 import {
   findCampaignById,
   lockProspectById,
@@ -17,23 +17,22 @@ import {
 
 /**
  * What the calls of a campaign did to its prospects, applied in the transaction of each call step (the
- * calls module's `onCallProgress` hook), so a prospect's status and the `sdr.*` events commit with the
+ * calls module's `callProgress` hook, registered in `src/wiring.ts`), so a prospect's status and the `sdr.*` events commit with the
  * call's own. Each event is raised by a change of the call (picked up, voicemail dropped, ended), which
  * the calls module applies once, so each arrives once.
  */
 
 export const POST_CALL_EMAIL_TASK = 'sdr_post_call_email';
 
-/** The length of one `retry_interval_hours` hour (`SDR_HOUR_MS`), set when the hook is installed. */
-let hourMs = 3_600_000;
-
-/** Installs the hook (once per process, whoever calls it: the API and the worker both apply call steps). */
-export function useSdrOutcomes(sdrHourMs: number): void {
-  hourMs = sdrHourMs;
-  onCallProgress(applyCallStep);
+/**
+ * The handler of the calls' progress hook; `hourMs` is the length of one `retry_interval_hours` hour
+ * (`SDR_HOUR_MS`).
+ */
+export function sdrCallOutcomes(hourMs: number): CallProgressHandler {
+  return (trx, progress) => applyCallStep(trx, progress, hourMs);
 }
 
-async function applyCallStep(trx: Trx, { before, after }: CallProgress): Promise<void> {
+async function applyCallStep(trx: Trx, { before, after }: CallProgress, hourMs: number): Promise<void> {
   if (!after.sdr_campaign_id || !after.prospect_id) return;
   const prospect = await lockProspectById(trx, after.prospect_id);
   // A prospect removed, or a step of an earlier attempt's call arriving late: nothing to record.
@@ -63,7 +62,7 @@ async function applyCallStep(trx: Trx, { before, after }: CallProgress): Promise
     await emitSdr('sdr.call.voicemail', { ...data, voicemail_message: campaign.voicemail_message });
   }
   if (!before?.ended_at && after.ended_at) {
-    Object.assign(changes, { current_call_id: null }, ended(prospect, after, campaign));
+    Object.assign(changes, { current_call_id: null }, ended(prospect, after, campaign, hourMs));
     if (after.status === 'completed' || after.status === 'voicemail') {
       if (after.outcome === 'booked') {
         await emitSdr('sdr.call.booked', { ...data, booking_url: campaign.cal_com_booking_url });
@@ -98,6 +97,7 @@ function ended(
   prospect: ProspectRow,
   call: CallProgress['after'],
   campaign: { max_attempts: number; retry_interval_hours: number },
+  hourMs: number,
 ): ProspectChanges {
   if (call.status === 'completed' || call.status === 'voicemail') {
     const outcome =

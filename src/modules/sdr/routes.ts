@@ -4,7 +4,6 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
-import { useSdrOutcomes } from './outcomes.ts';
 import {
   AddProspectsBody,
   CampaignSchema,
@@ -39,8 +38,6 @@ const SettingsEnvelope = Type.Object({ settings: SettingsSchema });
 /** `/v1/sdr/*`: agency keys only (a client key is 403 `agency_key_required` on every route). */
 export const sdrRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, config } = app.platform;
-  // The API applies call steps too (provider webhooks): campaigns learn their calls' outcomes here as well.
-  useSdrOutcomes(config.sdrHourMs);
   // Before the body is validated, so a client key learns it is refused whatever it sent.
   app.addHook('preValidation', async (request) => assertAgencyKey(request.tenant));
 

@@ -2,6 +2,7 @@ import { type Generated, type Insertable, type Selectable, sql, type Updateable 
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { MetadataColumn } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 import type { CAMPAIGN_STATUSES, PROSPECT_STATUSES } from './schemas.ts';
 
@@ -133,22 +134,14 @@ export function findCampaign(
   tenant: TenantScope,
   id: string,
 ): Promise<CampaignRow | undefined> {
-  return db
-    .selectFrom('sdr_campaigns')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return db.selectFrom('sdr_campaigns').selectAll().$call(whereOwned(tenant, id)).executeTakeFirst();
 }
 
 export function lockCampaign(trx: Trx, tenant: TenantScope, id: string): Promise<CampaignRow | undefined> {
   return trx
     .selectFrom('sdr_campaigns')
     .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .forUpdate()
     .executeTakeFirst();
 }
@@ -170,11 +163,7 @@ export function listCampaigns(
   status: CampaignStatus | undefined,
   page: PageRequest<string>,
 ): Promise<CampaignRow[]> {
-  let query = db
-    .selectFrom('sdr_campaigns')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  let query = db.selectFrom('sdr_campaigns').selectAll().$call(whereTenant(tenant));
   // In SQL, before the LIMIT: a page filtered afterwards would come back short.
   query = status ? query.where('status', '=', status) : query.where('status', '!=', 'archived');
   if (page.after !== undefined) query = query.where('id', '<', page.after);

@@ -1,7 +1,6 @@
 import { publicUrl } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { Loop } from '../../platform/jobs/runner.ts';
-import { createEmailProvider, type EmailProvider } from '../../providers/email/index.ts';
 import { followLists } from './list-follow.ts';
 import { messagingSms, type SequenceSms } from './sms.ts';
 import { sequenceTickLoop, type TickContext } from './tick.ts';
@@ -22,29 +21,14 @@ export function stepConcurrency(poolMax: number): number {
   return Math.max(1, Math.min(CONCURRENCY, poolMax - 4));
 }
 
-const providers = new WeakMap<Platform, EmailProvider>();
-
-/** The email provider of the sequence tick, one per process. */
-export function sequenceEmail(platform: Platform): EmailProvider {
-  let provider = providers.get(platform);
-  if (!provider) {
-    provider = createEmailProvider(platform.config, platform.db);
-    providers.set(platform, provider);
-  }
-  return provider;
-}
-
-/** Closes the tick's pooled SMTP connections (a process or a test that stops). */
-export async function closeSequenceEmail(platform: Platform): Promise<void> {
-  await providers.get(platform)?.close();
-  providers.delete(platform);
-}
-
-export function sequenceTickContext(platform: Platform, sms: SequenceSms = messagingSms): TickContext {
+export function sequenceTickContext(
+  platform: Platform,
+  sms: SequenceSms = messagingSms(platform.providers.sms.name),
+): TickContext {
   const { config, db, log } = platform;
   return {
     db,
-    email: sequenceEmail(platform),
+    email: platform.providers.email,
     sms,
     log,
     tickMs: config.sequenceTickMs,

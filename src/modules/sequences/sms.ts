@@ -1,13 +1,14 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Trx } from '../../platform/db/pool.ts';
-import { onInboundMessage, sendMessage } from '../messaging/service.ts';
-import { pauseOnReply } from './service.ts';
+import type { SmsProviderName } from '../../providers/sms/index.ts';
+import { sendMessage } from '../messaging/service.ts';
 
 /**
  * Sequences and the SMS module. An SMS step is `sendMessage` (FUEL, the sender number and the message row
- * in the step's transaction; the carrier send after commit, once per cause key), and a reply pauses the
- * enrollments that texted its phone from the number it replied to, through `onInboundMessage`, in the
- * transaction that stores the reply.
+ * in the step's transaction; the carrier send after commit, once per cause key). A reply pauses the
+ * enrollments that texted its phone from the number it replied to (`pauseOnReply`, a handler of the
+ * messaging module's `inboundMessage` hook, registered in `src/wiring.ts`), in the transaction that
+ * stores the reply.
  */
 export interface SequenceSms {
   send(
@@ -17,20 +18,12 @@ export interface SequenceSms {
   ): Promise<{ messageId: string; from: string; to: string }>;
 }
 
-export const messagingSms: SequenceSms = {
-  async send(trx, tenant, sms) {
-    const { message } = await sendMessage(trx, tenant, sms);
-    return { messageId: message.id, from: message.from, to: message.to };
-  },
-};
-
-let replyHookRegistered = false;
-
-/** Registers the reply hook once per process (the app of every API process calls it). */
-export function registerSequenceReplyHook(): void {
-  if (replyHookRegistered) return;
-  replyHookRegistered = true;
-  onInboundMessage(async (trx, message) => {
-    await pauseOnReply(trx, message);
-  });
+/** SMS steps through the messaging module, recorded with the process's SMS provider. */
+export function messagingSms(provider: SmsProviderName): SequenceSms {
+  return {
+    async send(trx, tenant, sms) {
+      const { message } = await sendMessage(trx, tenant, sms, provider);
+      return { messageId: message.id, from: message.from, to: message.to };
+    },
+  };
 }

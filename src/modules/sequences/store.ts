@@ -9,6 +9,7 @@ import {
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { Database, Json, NullableTimestamp } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -116,19 +117,11 @@ export type EnrollmentRow = Selectable<EnrollmentsTable>;
 export type StepSendRow = Selectable<StepSendsTable>;
 
 function sequencesOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('sequences')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('sequences').selectAll().$call(whereTenant(tenant));
 }
 
 function enrollmentsOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('sequence_enrollments')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('sequence_enrollments').selectAll().$call(whereTenant(tenant));
 }
 
 export async function insertSequence(trx: Trx, row: Insertable<SequencesTable>): Promise<SequenceRow> {
@@ -157,9 +150,7 @@ export function updateSequenceRow(
   return trx
     .updateTable('sequences')
     .set({ ...changes, updated_at: sql<Date>`now()` })
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -184,8 +175,7 @@ export async function countSequences(
   let query = db
     .selectFrom('sequences')
     .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+    .$call(whereTenant(tenant));
   if (filter.status) query = query.where('status', '=', filter.status);
   const { total } = await query.executeTakeFirstOrThrow();
   return Number(total);
@@ -415,8 +405,7 @@ export async function isUnsubscribed(db: Executor, tenant: TenantScope, email: s
   const row = await db
     .selectFrom('sequence_email_unsubscribes')
     .select('email')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('email', '=', email.toLowerCase())
     .executeTakeFirst();
   return row !== undefined;
@@ -427,8 +416,7 @@ export function countEnrollments(db: Executor, tenant: TenantScope, sequenceIds:
   return db
     .selectFrom('sequence_enrollments')
     .select(['sequence_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
+    .$call(whereTenant(tenant))
     .where('sequence_id', 'in', sequenceIds)
     .groupBy(['sequence_id', 'status'])
     .execute();

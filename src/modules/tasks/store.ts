@@ -3,6 +3,7 @@ import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { isoText } from '../../platform/db/json-text.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
+import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -44,11 +45,7 @@ export interface TaskFilter {
 }
 
 function tasksOf(db: Executor, tenant: TenantScope) {
-  return db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId);
+  return db.selectFrom('tasks').selectAll().$call(whereTenant(tenant));
 }
 
 export function insertTask(
@@ -76,21 +73,13 @@ export function updateTask(trx: Trx, tenant: TenantScope, id: string, changes: T
   return trx
     .updateTable('tasks')
     .set(changes)
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
+    .$call(whereOwned(tenant, id))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 export function deleteTask(trx: Trx, tenant: TenantScope, id: string) {
-  return trx
-    .deleteFrom('tasks')
-    .where('org_id', '=', tenant.orgId)
-    .where('client_id', '=', tenant.clientId)
-    .where('id', '=', id)
-    .returning('id')
-    .executeTakeFirst();
+  return trx.deleteFrom('tasks').$call(whereOwned(tenant, id)).returning('id').executeTakeFirst();
 }
 
 /** Tasks newest first. */

@@ -5,7 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.ts';
 import { Body, Uuid } from '../../platform/http/schemas.ts';
 import { operatorAudit } from '../audit/service.ts';
 import { UserRoleSchema, UserSchema } from './schemas.ts';
-import { accounts, closeAccounts } from './service.ts';
+import { accounts } from './service.ts';
 
 const hidden = { hide: true, tags: ['admin'] };
 
@@ -14,7 +14,6 @@ export const userAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, secrets } = app.platform;
   requireAdminToken(app, secrets.adminToken);
   const people = accounts(app.platform);
-  app.addHook('onClose', () => closeAccounts(app.platform));
 
   app.post(
     '/orgs/:orgId/users',

@@ -3,19 +3,15 @@ import { publicUrl } from '../../config.ts';
 import { failedAuthLimit } from '../../platform/auth/failed-auth-limit.ts';
 import type { Tenant } from '../../platform/auth/tenant.ts';
 import type { Platform } from '../../platform/context.ts';
-import { newId } from '../../platform/db/ids.ts';
+import { isUuid, newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import {
-  createEmailProvider,
-  type EmailProvider,
-  EmailSendError,
-  type OutboundEmail,
-} from '../../providers/email/index.ts';
-import { getOrg } from '../admin/service.ts';
+import { enqueueJob } from '../../platform/jobs/queue.ts';
+import { type EmailProvider, EmailSendError, type OutboundEmail } from '../../providers/email/index.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
 import { getClient } from '../clients/service.ts';
+import { getOrg } from '../orgs/service.ts';
 import {
   checkPassword,
   hashPassword,
@@ -83,6 +79,9 @@ export function canManageAgency(role: UserRole): boolean {
   return role === 'owner' || role === 'admin';
 }
 
+/** The job that emails a password reset link (queued by `requestPasswordReset`). */
+export const PASSWORD_RESET_EMAIL_TASK = 'portal_password_reset_email';
+
 /** How often at most a reset link is emailed to one user. */
 const RESET_EMAIL_EVERY_MS = 60_000;
 
@@ -104,14 +103,12 @@ type AccountsConfig = Pick<
   | 'portalInviteTtlMs'
   | 'portalResetTtlMs'
   | 'portalSignInFailuresPerMinute'
-  | 'emailProvider'
-  | 'smtpUrl'
-  | 'emailFrom'
 >;
 
 /**
  * The portal's people: users, invitations, sign-in, sessions and passwords. One per process
- * (`accounts(platform)`), since it holds the email provider and the sign-in failure counters.
+ * (`accounts(platform)`), since it holds the sign-in failure counters; it sends with the process's
+ * email provider (`platform.providers.email`).
  * Every function takes the database or the caller's transaction first; the edge opens the transaction.
  */
 export class Accounts {
@@ -129,10 +126,6 @@ export class Accounts {
       subject: 'for this email',
     });
     this.failuresByAddress = failedAuthLimit(redis, perMinute, { prefix: 'rl:signin:ip:' });
-  }
-
-  close(): Promise<void> {
-    return this.email.close();
   }
 
   /** Sends in the caller's transaction: an email that cannot leave now rolls the change back, as a 503. */
@@ -275,10 +268,28 @@ export class Accounts {
     await store.deleteSessionByHash(trx, hashToken(token));
   }
 
-  /** Emails a reset link when an active user holds the email; the answer is the same either way. */
+  /**
+   * Asks for a reset link when an active user holds the email; the answer is the same either way. The
+   * email is sent by a job queued in `trx` (`emailPasswordReset`), so the answer never waits for the
+   * mail server: its time tells nothing of whether the address has an account.
+   */
   async requestPasswordReset(trx: Trx, email: string): Promise<void> {
     const normalized = email.trim().toLowerCase();
     const user = await store.findUserByEmail(trx, normalized);
+    if (user?.status !== 'active') return;
+    await enqueueJob(
+      trx,
+      PASSWORD_RESET_EMAIL_TASK,
+      { orgId: user.org_id, userId: user.id },
+      { jobKey: `${PASSWORD_RESET_EMAIL_TASK}:${user.id}` },
+    );
+  }
+
+  /** `portal_password_reset_email`: emails a fresh reset link to a user still active. */
+  async emailPasswordReset(trx: Trx, payload: unknown): Promise<void> {
+    const { orgId, userId } = (payload ?? {}) as { orgId?: unknown; userId?: unknown };
+    if (typeof orgId !== 'string' || !isUuid(orgId) || typeof userId !== 'string' || !isUuid(userId)) return;
+    const user = await store.findUser(trx, orgId, userId);
     if (user?.status !== 'active') return;
     // One email a minute at most: asking again and again does not flood the mailbox.
     if (await store.issuedRecently(trx, user, 'reset', RESET_EMAIL_EVERY_MS)) return;
@@ -522,21 +533,11 @@ const hours = (ms: number) =>
 
 const instances = new WeakMap<Platform, Accounts>();
 
-/** Closes the pooled SMTP connections of the process's invitation emails. */
-export async function closeAccounts(platform: Platform): Promise<void> {
-  await instances.get(platform)?.close();
-  instances.delete(platform);
-}
-
-/** The process's `Accounts` (the email provider of its invitations, its sign-in failure counters). */
+/** The process's `Accounts` (its sign-in failure counters, shared by the portal and the admin API). */
 export function accounts(platform: Platform): Accounts {
   let instance = instances.get(platform);
   if (!instance) {
-    instance = new Accounts(
-      platform.config,
-      createEmailProvider(platform.config, platform.db),
-      platform.redis,
-    );
+    instance = new Accounts(platform.config, platform.providers.email, platform.redis);
     instances.set(platform, instance);
   }
   return instance;

@@ -1,10 +1,8 @@
-import type { Config } from '../../config.ts';
 import type { Platform } from '../../platform/context.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
-import { ImportSource } from '../../providers/chain/import.ts';
-import { RpcSource } from '../../providers/chain/rpc.ts';
 import type { HoldingsSource, SyncResult } from '../../providers/chain/types.ts';
-import { DEMO_HOLDINGS, seedFeedDemo } from './demo.ts';
+import { isDemoSource } from '../../providers/index.ts';
+import { seedFeedDemo } from './demo.ts';
 import {
   databaseCheckpoints,
   type IndexState,
@@ -17,30 +15,6 @@ import {
 
 /** A failed refresh is retried sooner than the regular interval. */
 const RETRY_AFTER_FAILURE_MS = 5 * 60_000;
-
-/**
- * The configured holdings source: the chain when `CHAIN_RPC_URL` is set, else the holdings file of
- * `CHAIN_HOLDINGS_FILE`, else (with the demo data of the first start) the built-in demo holdings.
- */
-export function holdingsSource(config: Config): HoldingsSource | null {
-  if (config.chainRpcUrl) {
-    return new RpcSource({
-      rpc: config.chainRpcUrl,
-      collection: config.collectionAddress!,
-      registry: config.delegateRegistryAddress,
-      startBlock: Number(config.collectionStartBlock),
-      confirmations: config.chainConfirmations,
-      maxBlockRange: config.chainLogBlockRange,
-    });
-  }
-  if (config.chainHoldingsFile)
-    return ImportSource.fromFile(config.chainHoldingsFile, config.collectionAddress);
-  if (config.seedDemo)
-    return Object.assign(new ImportSource(async () => DEMO_HOLDINGS, null), { demo: true });
-  return null;
-}
-
-const isDemo = (source: HoldingsSource) => (source as { demo?: boolean }).demo === true;
 
 export type RefreshOutcome =
   | { status: 'refreshed'; tokens: number; supply: number; block: number | null; reorg: SyncResult['reorg'] }
@@ -55,7 +29,7 @@ export type RefreshOutcome =
  */
 export async function refreshHoldingsIndex(
   platform: Platform,
-  source: HoldingsSource | null = holdingsSource(platform.config),
+  source: HoldingsSource | null = platform.providers.chain,
   clock: () => Date = () => new Date(),
 ): Promise<RefreshOutcome> {
   if (!source) return { status: 'no_source' };
@@ -68,7 +42,7 @@ export async function refreshHoldingsIndex(
     if (!rows[0].locked) return { status: 'busy' };
     try {
       const state = await readIndexState(db);
-      if (isDemo(source)) {
+      if (isDemoSource(source)) {
         log.warn(
           'wallet feed: neither CHAIN_RPC_URL nor CHAIN_HOLDINGS_FILE is set; serving the demo holdings',
         );

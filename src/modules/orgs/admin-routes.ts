@@ -6,7 +6,7 @@ import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.ts';
 import { operatorAudit } from '../audit/service.ts';
 import * as clients from '../clients/service.ts';
 import { ApiKeySchema } from '../me/schemas.ts';
-import * as admin from './service.ts';
+import * as orgs from './service.ts';
 
 const Org = Type.Object({
   id: Uuid(),
@@ -21,20 +21,20 @@ const OrgParams = Type.Object({ orgId: Uuid() });
 const hidden = { hide: true, tags: ['admin'] };
 
 /** The operator's API: orgs, clients, keys and FUEL grants, behind `ADMIN_TOKEN`. Not part of the public API. */
-export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const orgAdminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { db, secrets } = app.platform;
   requireAdminToken(app, secrets.adminToken);
 
   app.post('/orgs', { schema: { ...hidden, body: Body({ name: Name }) } }, async (request, reply) => {
     reply.code(201);
-    return { org: await inTransaction(db, (trx) => admin.createOrg(trx, request.body)) };
+    return { org: await inTransaction(db, (trx) => orgs.createOrg(trx, request.body)) };
   });
 
   app.get(
     '/orgs/:orgId',
     { schema: { ...hidden, params: OrgParams, response: { 200: Type.Object({ org: Org }) } } },
     async (request) => ({
-      org: await admin.getOrg(db, request.params.orgId),
+      org: await orgs.getOrg(db, request.params.orgId),
     }),
   );
 
@@ -53,7 +53,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => ({
-      org: await inTransaction(db, (trx) => admin.updateOrg(trx, request.params.orgId, request.body)),
+      org: await inTransaction(db, (trx) => orgs.updateOrg(trx, request.params.orgId, request.body)),
     }),
   );
 
@@ -127,6 +127,6 @@ export const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Object({ fuel: Type.Object({ balance: Type.Integer() }) }) },
       },
     },
-    async (request) => inTransaction(db, (trx) => admin.grantFuel(trx, request.params.orgId, request.body)),
+    async (request) => inTransaction(db, (trx) => orgs.grantFuel(trx, request.params.orgId, request.body)),
   );
 };

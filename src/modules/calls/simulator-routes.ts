@@ -108,15 +108,16 @@ export const voiceSimulatorScriptRoutes: FastifyPluginAsyncTypebox = async (app)
 };
 
 export interface SimulatedCallRoutesOptions {
+  /** The process's voice provider (`platform.providers.voice`, the one its workers use). */
   voice: VoiceProvider;
   /** The platform call id the calls module created for an inbound call's `inbound` report. */
   callIdOf(providerCallId: string): Promise<string>;
 }
 
 /**
- * `POST /simulator/calls`: plays an inbound call through the voice provider's sink. The calls
- * module registers it with its provider: its sink's `report` of the `inbound` report creates the
- * call (or throws 404 `number_not_found`), and `callIdOf` finds that call's id.
+ * `POST /simulator/calls`: plays an inbound call through the voice provider's sink: its `report` of
+ * the `inbound` report creates the call (or throws 404 `number_not_found`), and `callIdOf` finds that
+ * call's id.
  */
 export const voiceSimulatorCallRoutes: FastifyPluginAsyncTypebox<SimulatedCallRoutesOptions> = async (
   app,

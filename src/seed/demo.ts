@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
-import { createAgent } from '../agents/service.ts';
-import type { AuditContext } from '../audit/service.ts';
-import { createClient, mintKey } from '../clients/service.ts';
-import { createKnowledgeBaseWithText } from '../knowledge/service.ts';
-import { createNumber } from '../numbers/service.ts';
-import { createSequence } from '../sequences/service.ts';
-import { createActiveUser } from '../users/service.ts';
-import * as admin from './service.ts';
+import { createAgent } from '../modules/agents/service.ts';
+import type { AuditContext } from '../modules/audit/service.ts';
+import { createClient, mintKey } from '../modules/clients/service.ts';
+import { createKnowledgeBaseWithText } from '../modules/knowledge/service.ts';
+import { createNumber } from '../modules/numbers/service.ts';
+import * as orgs from '../modules/orgs/service.ts';
+import { createSequence } from '../modules/sequences/service.ts';
+import { createActiveUser } from '../modules/users/service.ts';
+import type { Db } from '../platform/db/pool.ts';
+import { inTransaction } from '../platform/db/transaction.ts';
 
 /** 555-0100 to 0199 are reserved for fiction: no demo message can reach a real phone. */
 const DEMO_HOUSE_NUMBER = '+12025550100';
@@ -67,7 +67,7 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
   const any = await db.selectFrom('orgs').select('id').limit(1).executeTakeFirst();
   if (any) return null;
   return inTransaction(db, async (trx) => {
-    const org = await admin.createOrg(trx, { name: 'Demo Agency' });
+    const org = await orgs.createOrg(trx, { name: 'Demo Agency' });
     const client = await createClient(trx, org.id, { name: 'Demo Client' }, SEED);
     const agency = await mintKey(trx, org.id, { name: 'Demo agency key', kind: 'agency' }, SEED);
     const clientKey = await mintKey(
@@ -86,7 +86,7 @@ export async function seedDemo(db: Db): Promise<DemoCredentials | null> {
       clientUser.password,
       SEED,
     );
-    await admin.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
+    await orgs.grantFuel(trx, org.id, { amount: 1000, reason: 'Demo grant' });
     // Both numbers are E.164 already, so the default country is never consulted.
     await createNumber(trx, org.id, { number: DEMO_HOUSE_NUMBER, label: 'Demo house number' }, 'US');
     const demoClient = { orgId: org.id, clientId: client.id };
