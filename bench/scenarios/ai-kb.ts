@@ -1,3 +1,8 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import { readBriefSource } from '../../src/modules/ai-jobs/store.ts';
+import type { Database } from '../../src/platform/db/schema.ts';
+import { BuiltinLlm } from '../../src/providers/llm/builtin.ts';
+import type { BriefSource } from '../../src/providers/llm/index.ts';
 import { type BenchContext, latencyTarget, ratioTarget, type Section, type Target } from '../lib.ts';
 
 const DOCUMENTS = 40;
@@ -123,7 +128,37 @@ export default async function aiKb(ctx: BenchContext): Promise<Section> {
     connections: 1,
   });
 
+  // A pre-call brief's service time: its source read and the builtin model, for a contact with 200 activities.
+  const { contact: busy } = await post('/crm/contacts', {
+    email: 'busy@bench.example',
+    full_name: 'Bo Busy',
+  });
+  for (let i = 0; i < 200; i++)
+    await post('/crm/activities', {
+      activity_type: ['call', 'sms', 'note'][i % 3],
+      direction: i % 2 ? 'inbound' : 'outbound',
+      contact_id: busy.id,
+      body: `Interaction ${i}: ${prose(300, i)}`,
+      performed_at: new Date(Date.UTC(2026, 0, 1) + i * 3_600_000).toISOString(),
+    });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: ctx.pool }) });
+  const llm = new BuiltinLlm();
+  const briefTimes: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const started = performance.now();
+    const source = await readBriefSource(db, { orgId, clientId }, busy.id);
+    await llm.brief({ ...(source as BriefSource), purpose: 'Renewal' });
+    briefTimes.push(performance.now() - started);
+  }
+  briefTimes.sort((a, b) => a - b);
+  const briefP50 = briefTimes[Math.floor(briefTimes.length / 2)];
+
   const targets: Target[] = [
+    latencyTarget(
+      'pre-call brief of a contact with 200 activities (builtin model, service time p50)',
+      briefP50,
+      50,
+    ),
     ratioTarget('gist cache hits vs one SELECT', gistHit, selectCeiling, 0.3),
     {
       name: 'ingestion of 200,000-character manual documents, one worker',
@@ -141,6 +176,7 @@ export default async function aiKb(ctx: BenchContext): Promise<Section> {
       'A gist hit is one prepared statement: the source assembled from SQL pieces of the CRM modules (contact,',
       'phones, emails, company, open deals with stage names, activities, tasks), its sha256 and the cached gist.',
       'Ingestion runs in the worker process: normalising and chunking in Node, the full-text vectors in PostgreSQL.',
+      'A pre-call brief is timed in the bench process: its source (one statement, the newest 10 activities) and the builtin model.',
     ],
   };
 }
