@@ -142,7 +142,9 @@ const claimDueStatement = prepare(
       JOIN webhook_subscriptions s ON s.org_id = d.org_id AND s.id = d.subscription_id AND s.active
       WHERE d.status = 'pending' AND d.next_attempt_at <= now()
         AND (d.lease_until IS NULL OR d.lease_until <= now())
-      ORDER BY d.next_attempt_at
+      -- A batch of events fans out in one statement, at one next_attempt_at: their ids (time-ordered)
+      -- keep them in the order they happened.
+      ORDER BY d.next_attempt_at, d.event_id
       LIMIT ${p.limit}::int
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
@@ -157,7 +159,7 @@ const claimDueStatement = prepare(
     JOIN webhook_subscriptions s ON s.org_id = c.org_id AND s.id = c.subscription_id
     JOIN event_log e ON e.org_id = c.org_id AND e.id = c.event_id
     CROSS JOIN async_commit
-    ORDER BY c.next_attempt_at`,
+    ORDER BY c.next_attempt_at, c.event_id`,
 );
 
 /**
