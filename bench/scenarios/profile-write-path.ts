@@ -80,11 +80,11 @@ const UPSERT_SELECT = `
       EXISTS (SELECT 1 FROM contact) AS contact_inserted,
       EXISTS (SELECT 1 FROM email) AS email_inserted,
       EXISTS (SELECT 1 FROM phone) AS phone_inserted`;
-const EVENT = `INSERT INTO events (id, org_id, client_id, type, data, metadata)
-    VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb) RETURNING created_at`;
+const EVENT = `INSERT INTO event_log (xid, seq, id, org_id, client_id, type, data, metadata)
+    SELECT pg_current_xact_id(), nextval('event_seq'), $1::text, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6::jsonb RETURNING created_at`;
 const ONE_STATEMENT = `${UPSERT}, event AS (
-      INSERT INTO events (id, org_id, client_id, type, data, metadata)
-      SELECT $12, $2::uuid, $3::uuid, 'contact.created', $13::jsonb, '{}'::jsonb
+      INSERT INTO event_log (xid, seq, id, org_id, client_id, type, data, metadata)
+      SELECT pg_current_xact_id(), nextval('event_seq'), $12, $2::uuid, $3::uuid, 'contact.created', $13::jsonb, '{}'::jsonb
       WHERE EXISTS (SELECT 1 FROM email) RETURNING created_at
     ) ${UPSERT_SELECT}, (SELECT created_at FROM event) AS event_created_at`;
 

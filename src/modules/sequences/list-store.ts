@@ -189,7 +189,7 @@ export async function cancelActiveEnrollments(
   if (ids.length === 0) return [];
   const { rows } = await sql<EnrollmentRow>`
     UPDATE sequence_enrollments
-    SET status = 'cancelled', paused_reason = ${reason}, claimed_until = NULL, updated_at = now()
+    SET status = 'cancelled', paused_reason = ${reason}, lease_id = NULL, lease_until = NULL, updated_at = now()
     WHERE org_id = ${orgId} AND id = ANY(${ids}::uuid[]) AND status = 'active'
     RETURNING *`.execute(trx);
   return rows;
