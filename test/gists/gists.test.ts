@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { sweepExpiredClaims } from '../../src/modules/ai/service.ts';
+import { sweepExpiredClaims } from '../../src/modules/ai/jobs.ts';
 import { debitFuel } from '../../src/modules/fuel/service.ts';
 import { newId } from '../../src/platform/db/ids.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';

@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Db } from '../../platform/db/pool.ts';
-import { inTransaction } from '../../platform/db/transaction.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
 import { type Lease, LeasedTable } from '../../platform/jobs/leased.ts';
 import { BUILTIN_MODEL } from '../../providers/llm/builtin.ts';
@@ -38,6 +37,11 @@ import {
  * get one id. A claim whose process died is given up (removed and refunded) once its lease is over, by the
  * next request for the subject or by the sweep: either takes it under a lease of its own first, so it is
  * given up once, and the request that was late cannot complete it afterwards.
+ *
+ * This file opens no transaction: each step takes the `trx` it must be atomic in, and the edges (the
+ * route's `serveGist` in routes.ts, the `gist_claims` loop in jobs.ts) open them. A miss is two
+ * transactions by design: the claim commits before the model is called, the completion (or the give-up)
+ * is a second one.
  */
 
 export type { Subject } from './store.ts';
@@ -59,10 +63,9 @@ const LEASE_MARGIN_MS = 15_000;
 const GIVE_UP_LEASE_MS = 30_000;
 /** Dead claims one sweep gives up at most. */
 export const SWEEP_BATCH = 100;
-const generations = new LeasedTable<GistRow>({ ...generationsInFlight, leaseMs: GIVE_UP_LEASE_MS });
+/** Every generation in flight, as leased work: the sweep takes those whose lease is over. */
+export const generations = new LeasedTable<GistRow>({ ...generationsInFlight, leaseMs: GIVE_UP_LEASE_MS });
 const NOUNS = { contact: 'Contact', company: 'Company', deal: 'Deal' } as const;
-const WAIT_STEP_MS = 25;
-const MAX_WAIT_STEP_MS = 250;
 
 export function gistContext(
   platform: { db: Db; llm: LlmProvider; log: Logger },
@@ -96,144 +99,139 @@ export interface Gist {
   fuel_cost: number;
 }
 
-/** `POST /ai/{contacts|companies|deals}/{id}/gist`; `force` generates a new gist even on a hit. */
-export async function gistOf(
+/** The record's gist source and hash, and its cached gist; 404 when the record is absent. */
+export async function readGistSource(
+  db: Executor,
   context: GistContext,
   tenant: TenantScope,
   subject: Subject,
-  force: boolean,
-): Promise<Gist> {
-  const { db } = context;
+): Promise<{ source: GistSource; hash: string; hit: Gist | undefined }> {
   const read = await readSource(db, tenant, subject, context.generator);
   if (!read) throw errors.notFound(NOUNS[subject.type], subject.id);
-  if (read.hit && !force) return toGist(read.hit, true, 0);
-  const source = read.source as GistSource;
-  const { hash } = read;
-  let checked = !force;
-  const giveUpAt = Date.now() + 2 * context.leaseMs;
-  let joined = false;
-  for (;;) {
-    // The first round's hit was read with the source; later rounds (after a failed or other generation) look again.
-    if ((!force || joined) && !checked) {
-      const hit = await findReadyGist(db, tenant, subject, hash, context.generator);
-      if (hit) return toGist(hit, true, 0);
-    }
-    checked = false;
-    // Unless forced, a ready gist of this source (written since the read above) is the answer, not a claim.
-    const claim = await claimSubject(context, tenant, subject, hash, !force || joined);
-    if (claim) return generate(context, tenant, claim, source);
-    // Another request generates this subject: its gist, when done, is this one's answer (if the source matches).
-    const done = await awaitGeneration(context, tenant, subject, giveUpAt);
-    if (done && done.status === 'ready' && done.source_hash === hash && done.generator === context.generator)
-      return toGist(done, true, 0);
-    joined = true;
-  }
+  return {
+    source: read.source as GistSource,
+    hash: read.hash,
+    hit: read.hit ? toGist(read.hit, true, 0) : undefined,
+  };
+}
+
+/** The ready gist of this source by this context's writer, as a hit (free), if any. */
+export async function readyGist(
+  db: Executor,
+  context: GistContext,
+  tenant: TenantScope,
+  subject: Subject,
+  hash: string,
+): Promise<Gist | undefined> {
+  const hit = await findReadyGist(db, tenant, subject, hash, context.generator);
+  return hit ? toGist(hit, true, 0) : undefined;
 }
 
 /**
- * The claim row, its FUEL debited, committed; undefined when the subject has a generation in flight or,
- * with `unlessReady`, a ready gist of this source.
+ * Claims the subject: inserts the `generating` row and debits its FUEL in `trx`, which the caller commits
+ * before calling the model. Undefined when the subject has a generation in flight or, with `unlessReady`,
+ * a ready gist of this source. A 402 rolls the claim back with the debit: nothing changed.
  */
-function claimSubject(
+export async function claimSubject(
+  trx: Trx,
   context: GistContext,
   tenant: TenantScope,
   subject: Subject,
   hash: string,
   unlessReady: boolean,
 ): Promise<GistRow | undefined> {
-  return inTransaction(context.db, async (trx) => {
-    await lockSubject(trx, tenant, subject);
-    const claim = await insertClaim(trx, tenant, {
-      id: newId(),
-      leaseId: newId(),
-      subject,
-      hash,
-      generator: context.generator,
-      fuelCost: context.fuelCost,
-      leaseMs: context.leaseMs,
-      unlessReady,
-    });
-    // 402 rolls the claim back with the debit: nothing changed.
-    if (claim)
-      await debitFuel(trx, tenant, { ...causeOf(claim.id), reason: 'gist', amount: context.fuelCost });
-    return claim;
+  await lockSubject(trx, tenant, subject);
+  const claim = await insertClaim(trx, tenant, {
+    id: newId(),
+    leaseId: newId(),
+    subject,
+    hash,
+    generator: context.generator,
+    fuelCost: context.fuelCost,
+    leaseMs: context.leaseMs,
+    unlessReady,
   });
+  if (claim) await debitFuel(trx, tenant, { ...causeOf(claim.id), reason: 'gist', amount: context.fuelCost });
+  return claim;
 }
 
-async function generate(
-  context: GistContext,
-  tenant: TenantScope,
-  claim: GistRow,
-  source: GistSource,
-): Promise<Gist> {
-  const lease = generations.lease(context.db, claim, claim.lease_id as string);
-  let written: Awaited<ReturnType<LlmProvider['summarize']>>;
-  try {
-    written = await context.llm.summarize(source);
-  } catch (error) {
-    await giveUp(lease);
-    if (error instanceof LlmUnavailableError) throw errors.aiUnavailable(error.message);
-    throw error;
-  }
-  const row = await inTransaction(context.db, async (trx) => {
-    await lockSubject(trx, tenant, { type: claim.subject_type, id: claim.subject_id });
-    return (await lease.held(trx)) ? completeClaim(trx, tenant, claim.id, written) : undefined;
-  });
-  if (!row) throw errors.aiUnavailable('the model took longer than the claim on this record lasts.');
-  return toGist(row, false, claim.fuel_cost);
+/** The lease a committed claim holds (its request's): the handle every later write goes through. */
+export function claimLease(db: Db, claim: GistRow): Lease<GistRow> {
+  return generations.lease(db, claim, claim.lease_id as string);
+}
+
+/** Calls the model, outside any transaction; `LlmUnavailableError` when it failed or timed out. */
+export function writeGist(context: GistContext, source: GistSource): ReturnType<LlmProvider['summarize']> {
+  return context.llm.summarize(source);
 }
 
 /**
- * Waits until the subject's generation in flight ends, and returns its row (undefined when it failed).
- * A claim whose lease is over is given up here, and the caller claims afresh.
+ * Turns the claim into the ready gist, under the subject's lock, if the claim's lease still holds;
+ * undefined (nothing written) when it was lost.
  */
-async function awaitGeneration(
-  context: GistContext,
+export async function completeGeneration(
+  trx: Trx,
+  tenant: TenantScope,
+  lease: Lease<GistRow>,
+  written: Awaited<ReturnType<LlmProvider['summarize']>>,
+): Promise<Gist | undefined> {
+  const claim = lease.row;
+  await lockSubject(trx, tenant, { type: claim.subject_type, id: claim.subject_id });
+  if (!(await lease.held(trx))) return undefined;
+  return toGist(await completeClaim(trx, tenant, claim.id, written), false, claim.fuel_cost);
+}
+
+/** The error a request sees when its generation failed (its claim already given up). */
+export function generationFailed(error: unknown): unknown {
+  return error instanceof LlmUnavailableError ? errors.aiUnavailable(error.message) : error;
+}
+
+/** The error a request sees when the model answered after its claim's lease ran out. */
+export function claimLost(): Error {
+  return errors.aiUnavailable('the model took longer than the claim on this record lasts.');
+}
+
+/** The error a request sees when it waited for another's generation longer than it may. */
+export function waitedTooLong(): Error {
+  return errors.aiUnavailable('another request for this record is still generating.');
+}
+
+/** The subject's generation in flight, if any, and whether its lease is over. */
+export function generationOf(
+  db: Executor,
   tenant: TenantScope,
   subject: Subject,
-  giveUpAt: number,
-): Promise<GistRow | undefined> {
-  let step = WAIT_STEP_MS;
-  let watched: string | null = null;
-  for (;;) {
-    const claim = await findClaim(context.db, tenant, subject);
-    if (!claim) return watched ? findGist(context.db, tenant, watched) : undefined;
-    watched = claim.id;
-    if (claim.expired) {
-      const [dead] = await new LeasedTable<GistRow>({
-        ...generationInFlight(tenant, claim.id),
-        leaseMs: GIVE_UP_LEASE_MS,
-      }).claim(context.db, 1);
-      if (dead) await giveUp(dead);
-      return undefined;
-    }
-    if (Date.now() > giveUpAt)
-      throw errors.aiUnavailable('another request for this record is still generating.');
-    await new Promise((resolve) => setTimeout(resolve, step));
-    step = Math.min(step * 2, MAX_WAIT_STEP_MS);
-  }
+): Promise<(GistRow & { expired: boolean }) | undefined> {
+  return findClaim(db, tenant, subject);
 }
 
-/** Removes a claim and refunds its FUEL, in one transaction; false when the lease was lost (nothing changed). */
-async function giveUp(lease: Lease<GistRow>): Promise<boolean> {
-  const tenant = { orgId: lease.row.org_id, clientId: lease.row.client_id };
-  const done = await lease.inTransaction(async (trx) => {
-    await deleteClaim(trx, tenant, lease.row.id);
-    await refundFuel(trx, tenant, causeOf(lease.row.id));
-    return true;
-  });
-  return done ?? false;
+/** How a generation a request waited for ended: its gist if it served this source, else undefined. */
+export async function endedGeneration(
+  db: Executor,
+  context: GistContext,
+  tenant: TenantScope,
+  id: string,
+  hash: string,
+): Promise<Gist | undefined> {
+  const done = await findGist(db, tenant, id);
+  return done && done.status === 'ready' && done.source_hash === hash && done.generator === context.generator
+    ? toGist(done, true, 0)
+    : undefined;
+}
+
+/** A dead generation (its lease over) of the tenant, to be taken under a lease of its own and given up. */
+export function deadGeneration(tenant: TenantScope, id: string): LeasedTable<GistRow> {
+  return new LeasedTable<GistRow>({ ...generationInFlight(tenant, id), leaseMs: GIVE_UP_LEASE_MS });
 }
 
 /**
- * One round of the sweep: gives up, and refunds, claims whose lease ran out (their process died); how many.
- * Giving up is the end of a dead claim either way, so there is no attempt to count: one that fails is
- * taken again by a later sweep once this sweep's lease is over.
+ * Gives a claim up: removes it and refunds its FUEL, in `trx`, which holds the claim's lease
+ * (`lease.inTransaction`).
  */
-export async function sweepExpiredClaims(db: Db): Promise<number> {
-  let released = 0;
-  for (const lease of await generations.claim(db, SWEEP_BATCH)) if (await giveUp(lease)) released++;
-  return released;
+export async function giveUpClaim(trx: Trx, claim: GistRow): Promise<void> {
+  const tenant = { orgId: claim.org_id, clientId: claim.client_id };
+  await deleteClaim(trx, tenant, claim.id);
+  await refundFuel(trx, tenant, causeOf(claim.id));
 }
 
 function causeOf(gistId: string) {
