@@ -52,6 +52,7 @@ import { frameworkErrors, installErrorHandling } from './platform/http/errors.ts
 import { logSafeUrl } from './platform/http/log-safe.ts';
 import { setPageTokenSecret } from './platform/http/pagination.ts';
 import { installKeyRateLimit } from './platform/http/rate-limit.ts';
+import { lazyRequestLogger } from './platform/http/request-log.ts';
 import { installRequestMetrics } from './platform/http/request-metrics.ts';
 import { recordRouteTable } from './platform/http/route-table.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
@@ -100,6 +101,7 @@ export async function buildApp(
   const app = Fastify({
     loggerInstance: platform.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     trustProxy: trustProxyOption(config.trustProxy),
     bodyLimit: 1_048_576,
     requestIdHeader: false,
@@ -117,8 +119,9 @@ export async function buildApp(
   installValidation(app);
   installErrorHandling(app);
   installRequestMetrics(app);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   if (platform.log.isLevelEnabled('debug')) {
     app.addHook('onResponse', async (request, reply) => {
