@@ -29,7 +29,10 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
   // API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process.
-  const extra = args[0] === 'api' && process.env.API_NODE_ARGS ? process.env.API_NODE_ARGS.split(' ') : [];
+  const extra =
+    (args[0] === 'api' || args[0] === 'serve') && process.env.API_NODE_ARGS
+      ? process.env.API_NODE_ARGS.split(' ')
+      : [];
   const child = spawn(process.execPath, [...extra, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -91,12 +94,17 @@ async function main(): Promise<void> {
     cwd: root,
     env: { ...process.env, ...env },
   });
-  const children = [
-    start('dist/src/main.js', ['api'], env),
-    start('dist/src/main.js', ['worker'], env),
-    start('dist/src/main.js', ['feed'], env),
-    start('dist/bench/ceiling.js', [], { ...env, PORT: String(ceilingPort) }),
-  ];
+  // BENCH_PROCESSES=one: the service as a newcomer runs it (`npm start`: every role in one process).
+  // Otherwise the production topology for more than one core: each role in its own process.
+  const oneProcess = process.env.BENCH_PROCESSES === 'one';
+  const service = oneProcess
+    ? [start('dist/src/main.js', ['serve'], env)]
+    : [
+        start('dist/src/main.js', ['api'], env),
+        start('dist/src/main.js', ['worker'], env),
+        start('dist/src/main.js', ['feed'], env),
+      ];
+  const children = [...service, start('dist/bench/ceiling.js', [], { ...env, PORT: String(ceilingPort) })];
   const pool = new pg.Pool({ connectionString: database.url, max: 10 });
   try {
     const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -138,12 +146,15 @@ async function main(): Promise<void> {
         return { orgId: org.id, agencyKey: key, headers: { authorization: `Bearer ${key}` } };
       },
       // The soak samples the processes' memory.
-      pids: { api: children[0].pid, worker: children[1].pid },
+      pids: { api: service[0].pid, worker: service[oneProcess ? 0 : 1].pid },
     };
 
     const scenarioDir = path.join(root, 'dist', 'bench', 'scenarios');
     const files = (await fs.readdir(scenarioDir)).filter((file) => file.endsWith('.js')).sort();
     const sections: Section[] = [];
+    process.stdout.write(
+      `topology: ${oneProcess ? 'one process (serve)' : 'api, worker and feed processes'}\n`,
+    );
     for (const file of files) {
       const name = file.replace(/\.js$/, '');
       if (only.length && !only.includes(name)) continue;

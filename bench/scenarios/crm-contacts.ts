@@ -220,8 +220,8 @@ export default async function crmContacts(ctx: BenchContext): Promise<Section> {
     title: 'CRM contacts (tenant of 100,000 contacts)',
     measurements: [selectCeiling, getContact, insertCeiling, postContact, search, searchLoaded, listAdd],
     targets: [
-      ratioTarget('GET /v1/crm/contacts/{id} ÷ SELECT ceiling', getContact, selectCeiling, 0.6),
-      ratioTarget('POST /v1/crm/contacts ÷ INSERT ceiling', postContact, insertCeiling, 0.4),
+      ratioTarget('GET /v1/crm/contacts/{id} ÷ SELECT ceiling', getContact, selectCeiling, 0.8),
+      ratioTarget('POST /v1/crm/contacts ÷ INSERT ceiling', postContact, insertCeiling, 0.5),
       latencyTarget('GET /v1/crm/contacts?q= p50 (1 connection)', search.p50Ms, 20),
       latencyTarget(`add ${LIST_IDS.toLocaleString('en')} ids to a static list`, median, 1000),
     ],

@@ -10,7 +10,7 @@ export default async function foundation(ctx: BenchContext): Promise<Section> {
     title: 'Foundation: authenticated request overhead',
     measurements: [ceiling, me],
     targets: [
-      ratioTarget('GET /v1/me ÷ bare route', me, ceiling, 0.6),
+      ratioTarget('GET /v1/me ÷ bare route', me, ceiling, 0.8),
       latencyTarget('GET /v1/me p99', me.p99Ms, 25),
     ],
   };
