@@ -9,10 +9,10 @@ import type { Loop } from './runner.ts';
  * Leased work: the one way a worker loop takes rows to work on. A row is due when the declaration's
  * condition holds and its `lease_until` has passed; a claim (one statement, `FOR UPDATE SKIP LOCKED`,
  * committed at once) sets `lease_id` to a new id, `lease_until` to now + the lease and counts the
- * attempt. The unit of work runs outside any transaction and ends through its `Lease`, whose writes
- * are fenced by `lease_id`: a worker whose lease ran out (paused, or thought dead) changes nothing
- * once another worker took the row. A worker killed mid-way leaves its rows leased; when the lease
- * ends the next claim takes them again.
+ * attempt (unless the declaration counts it by record). The unit of work runs outside any
+ * transaction and ends through its `Lease`, whose writes are fenced by `lease_id`: a worker whose
+ * lease ran out (paused, or thought dead) changes nothing once another worker took the row. A
+ * worker killed mid-way leaves its rows leased; when the lease ends the next claim takes them again.
  *
  * The columns, named once here; a table with two kinds of leased work on a row prefixes them
  * (`send_lease_id`, `report_lease_id`):
@@ -114,9 +114,9 @@ export interface LeasedWork<Row extends LeasedRow> {
 
 /**
  * A refilling pool: up to `concurrency` units in flight, more claimed as they finish, so one slow
- * unit does not hold up the rest of its batch. A run claims when the pool has room of at least a
- * quarter (or is empty, or was woken), lets wake-ups closer than `coalesceMs` share one claim, and
- * ends when nothing is due and nothing is in flight.
+ * unit does not hold up the rest of its batch. A run claims while its last claim came back full and
+ * the pool is empty or has room of at least a quarter, and whenever it is woken; after a short claim,
+ * wake-ups within `coalesceMs` share the next. It ends when nothing is due and nothing is in flight.
  */
 export interface Refill {
   coalesceMs: number;
@@ -204,7 +204,7 @@ export class LeasedPool<Row extends LeasedRow> {
   async run(): Promise<void> {
     if (this.wake()) return;
     const { db, work, log } = this;
-    const { coalesceMs, runBudgetMs, handOver } = work.refill;
+    const { coalesceMs, runBudgetMs } = work.refill;
     const run = Symbol(work.name);
     this.running = run;
     // Synchronous with the decision to stop: a wake() after it starts a new run instead of being lost.
@@ -224,7 +224,7 @@ export class LeasedPool<Row extends LeasedRow> {
         if (Date.now() > deadline && (inFlight.size > 0 || mayHaveMore || this.wanted)) {
           // The next run starts elsewhere while this one only waits for its units in flight.
           release();
-          await handOver.call(work.refill);
+          await work.refill.handOver();
           break;
         }
         const room = max - inFlight.size;
