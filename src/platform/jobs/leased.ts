@@ -370,10 +370,12 @@ export class LeasedTable<Row extends LeasedRow> {
   lease(db: Db, row: Row, leaseId: string, recordsAttempt = this.countedByRecord): Lease<Row> {
     const { id, until, attempts, state } = this.columns;
     const table = sql.table(this.work.table);
-    const fence = sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
-    const count = recordsAttempt ? sql`, ${sql.id(attempts)} = ${sql.id(attempts)} + 1` : sql``;
+    // Built when used: a pool makes a handle per unit, and many units end through their own statements.
+    const fence = () =>
+      sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
     const update = async (set: RawBuilder<unknown>, trx?: Trx) => {
-      const result = await sql`UPDATE ${table} SET ${set}${count} WHERE ${fence}`.execute(
+      const count = recordsAttempt ? sql`, ${sql.id(attempts)} = ${sql.id(attempts)} + 1` : sql``;
+      const result = await sql`UPDATE ${table} SET ${set}${count} WHERE ${fence()}`.execute(
         trx ?? (db as Executor),
       );
       return Number(result.numAffectedRows ?? 0) > 0;
@@ -384,7 +386,7 @@ export class LeasedTable<Row extends LeasedRow> {
       id: leaseId,
       attempt: recordsAttempt ? made + 1 : made,
       held: async (trx) => {
-        const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence} FOR UPDATE`.execute(trx);
+        const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence()} FOR UPDATE`.execute(trx);
         return rows[0] ?? null;
       },
       inTransaction: (work) =>
