@@ -371,18 +371,21 @@ describe('leased work', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    const refill: Refill = { coalesceMs: 3, runBudgetMs: 10_000, handOver: async () => {} };
     const pool = new LeasedPool(
       db,
-      chores({
-        batch: 4,
-        concurrency: 4,
-        refill: { coalesceMs: 3, runBudgetMs: 10_000, handOver: async () => {} },
-        work: async (lease) => {
-          started.push(lease.row.id);
-          await held;
-          await finish(lease, 'pool');
-        },
-      }) as LeasedWork<Chore> & { refill: Refill },
+      {
+        ...chores({
+          batch: 4,
+          concurrency: 4,
+          work: async (lease) => {
+            started.push(lease.row.id);
+            await held;
+            await finish(lease, 'pool');
+          },
+        }),
+        refill,
+      },
       log,
     );
     assert.equal(pool.wake(), false);
