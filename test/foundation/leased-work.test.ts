@@ -4,7 +4,13 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { type DatabaseHandle, type Db, openDatabase } from '../../src/platform/db/pool.ts';
-import { type Lease, type LeasedWork, leasedLoop } from '../../src/platform/jobs/leased.ts';
+import {
+  type Lease,
+  LeasedPool,
+  type LeasedWork,
+  leasedLoop,
+  type Refill,
+} from '../../src/platform/jobs/leased.ts';
 import { createTestDatabase, sleep } from '../helpers.ts';
 
 interface Chore {
@@ -257,6 +263,144 @@ describe('leased work', () => {
     ).run();
     assert.deepEqual(worked, []);
     assert.deepEqual(exhausted, [4]);
+  });
+
+  test('attempts counted by record: a claim costs none, each failure recorded counts one, then given up', async () => {
+    await addChores(1);
+    const tried: number[] = [];
+    const exhausted: number[] = [];
+    const loop = leasedLoop(
+      db,
+      chores({
+        attempts: { max: 2, backoffMs: () => 0, counted: 'by record' },
+        work: async (lease) => {
+          tried.push(lease.attempt);
+          throw new Error('failed');
+        },
+        exhausted: async (lease) => {
+          exhausted.push(lease.attempt);
+          await lease.complete();
+        },
+      }),
+      log,
+    );
+    const attempts = async () => (await sql<Chore>`SELECT * FROM chores`.execute(db)).rows[0].attempts;
+    // A worker that died mid-way: claimed, its lease run out, nothing recorded.
+    await leasedLoop(
+      db,
+      chores({ attempts: { max: 2, backoffMs: () => 0, counted: 'by record' } }),
+      log,
+    ).run();
+    await sql`UPDATE chores SET lease_id = gen_random_uuid(), lease_until = now() - interval '1 second'`.execute(
+      db,
+    );
+    assert.equal(await attempts(), 0);
+    await loop.run();
+    assert.deepEqual(tried, [1]);
+    assert.equal(await attempts(), 1);
+    await loop.run();
+    assert.deepEqual(tried, [1, 2]);
+    assert.deepEqual(exhausted, [2]);
+    assert.equal(await attempts(), 2, 'the give-up records the last attempt');
+  });
+
+  test('the refilling pool keeps at most N in flight and drains 1,000 rows once each with two runners', async () => {
+    await addChores(1000);
+    const N = 8;
+    const peak = { a: 0, b: 0 };
+    const now = { a: 0, b: 0 };
+    let handOvers = 0;
+    const refill: Refill = {
+      coalesceMs: 3,
+      runBudgetMs: 200,
+      handOver: async () => {
+        handOvers++;
+      },
+    };
+    const runner = (name: 'a' | 'b') =>
+      chores({
+        batch: N,
+        concurrency: N,
+        refill,
+        work: async (lease) => {
+          now[name]++;
+          peak[name] = Math.max(peak[name], now[name]);
+          try {
+            // Units of uneven length, so the pool refills while others are still in flight.
+            await sleep(Math.floor(Math.random() * 6));
+            await finish(lease, name);
+          } finally {
+            now[name]--;
+          }
+        },
+      });
+    const a = new LeasedPool(db, { ...runner('a'), refill }, log);
+    const b = leasedLoop(db, runner('b'), log);
+    const left = async () =>
+      (await sql<{ n: number }>`SELECT count(*)::int AS n FROM chores WHERE state <> 'done'`.execute(db))
+        .rows[0].n;
+    const started = Date.now();
+    await Promise.all([
+      (async () => {
+        while ((await left()) > 0 && Date.now() - started < 60_000) await a.run();
+      })(),
+      (async () => {
+        while ((await left()) > 0 && Date.now() - started < 60_000) await b.run();
+      })(),
+    ]);
+    assert.deepEqual(await doneCounts(), { rows: 1000, distinct_ids: 1000 });
+    assert.ok(peak.a <= N && peak.b <= N, `at most ${N} in flight: ${JSON.stringify(peak)}`);
+    assert.equal(Math.max(peak.a, peak.b), N, 'the pool fills up');
+    const byWorker = await sql<{
+      worker: string;
+    }>`SELECT DISTINCT worker FROM chores_done ORDER BY worker`.execute(db);
+    assert.deepEqual(
+      byWorker.rows.map((row) => row.worker),
+      ['a', 'b'],
+    );
+    assert.ok(handOvers > 0, 'a run past its budget hands over');
+    const leased =
+      await sql`SELECT 1 FROM chores WHERE lease_until IS NOT NULL OR lease_id IS NOT NULL`.execute(db);
+    assert.equal(leased.rows.length, 0);
+  });
+
+  test('a woken pool claims again while units are in flight; a wake-up with no run going on says so', async () => {
+    await addChores(2);
+    const started: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const refill: Refill = { coalesceMs: 3, runBudgetMs: 10_000, handOver: async () => {} };
+    const pool = new LeasedPool(
+      db,
+      {
+        ...chores({
+          batch: 4,
+          concurrency: 4,
+          work: async (lease) => {
+            started.push(lease.row.id);
+            await held;
+            await finish(lease, 'pool');
+          },
+        }),
+        refill,
+      },
+      log,
+    );
+    assert.equal(pool.wake(), false);
+    const run = pool.run();
+    await eventuallyTrue(() => started.length === 2);
+    // Its claim came back short: while units are in flight, only a wake-up makes it look again.
+    await addChores(1);
+    await sleep(50);
+    assert.equal(started.length, 2);
+    assert.equal(pool.wake(), true);
+    await eventuallyTrue(() => started.length === 3);
+    release();
+    await run;
+    assert.deepEqual(await doneCounts(), { rows: 3, distinct_ids: 3 });
+    assert.equal(pool.wake(), false, 'the run ended when nothing was due and nothing in flight');
   });
 
   test('"maybe done" waits for its answer, or is settled once by the sweep after its grace', async () => {

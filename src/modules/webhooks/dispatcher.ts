@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Keyring } from '../../platform/crypto.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
+import { type Lease, LeasedPool, type LeasedWork, type Refill } from '../../platform/jobs/leased.ts';
 import { metrics } from '../../platform/metrics.ts';
 import { type OutboundClient, OutboundError } from '../../platform/outbound/client.ts';
 import {
@@ -30,6 +32,8 @@ const LEASE_MARGIN_MS = 5000;
 const RUN_BUDGET_MS = 10_000;
 /** Wake-ups arriving this close together share one claim query. */
 const CLAIM_COALESCE_MS = 3;
+/** Every worker process looks for due deliveries this often, whatever woke it or not. */
+const SWEEP_MS = 1000;
 
 export interface DispatcherDeps {
   db: Db;
@@ -57,218 +61,164 @@ const deliveryLatency = metrics.histogram(
 );
 
 /**
- * Sends due deliveries from this process: one loop at a time, up to `WEBHOOK_CONCURRENCY` requests
- * in flight, running inside a `webhook_dispatch` job until nothing is due. Deliveries are taken with
- * a lease, so several processes never send the same attempt, and one that dies mid-request only
- * delays its deliveries until the lease runs out.
+ * Sends due deliveries from this process: a pool of up to `WEBHOOK_CONCURRENCY` requests in flight,
+ * refilled as they finish, running inside a `webhook_dispatch` job (or the sweep loop) until nothing
+ * is due. Woken by the fan-out of this process; `run()` while it runs only wakes it.
  */
-export class WebhookDispatcher {
-  /** The loop now running in this process, if any. */
-  private loop: symbol | null = null;
-  private wanted = false;
-  private signal: (() => void) | null = null;
-  private readonly leaseMs: number;
-
-  constructor(private readonly deps: DispatcherDeps) {
-    this.leaseMs = deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+export class WebhookDispatcher extends LeasedPool<ClaimedDelivery> {
+  constructor(deps: DispatcherDeps) {
+    super(deps.db, webhookDeliveries(deps), deps.log);
   }
+}
 
-  /** Asks the running loop to look for due deliveries again; false when no loop runs in this process. */
-  wake(): boolean {
-    if (!this.loop) return false;
-    this.wanted = true;
-    this.signal?.();
-    return true;
-  }
+/**
+ * The deliveries as leased work: due when pending on an active subscription, claimed by the prepared
+ * `claimDue` (joins the subscription and the event). Its attempt is counted when recorded, as the
+ * delivery log numbers it; its schedule is `retry-policy.ts`'s, written by the failure's record.
+ */
+export function webhookDeliveries(deps: DispatcherDeps): LeasedWork<ClaimedDelivery> & { refill: Refill } {
+  const leaseMs = deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+  return {
+    name: 'webhook_deliveries',
+    intervalMs: SWEEP_MS,
+    table: 'webhook_deliveries',
+    // What `claimDue` takes, which also joins the subscription (active) and the event.
+    due: sql`t.status = 'pending' AND t.next_attempt_at <= now()`,
+    leaseMs,
+    batch: deps.config.webhookConcurrency,
+    concurrency: deps.config.webhookConcurrency,
+    attempts: { counted: 'by record', max: Number.POSITIVE_INFINITY, backoffMs: () => leaseMs },
+    claim: claimDue,
+    work: (lease) => attempt(deps, lease),
+    exhausted: async () => {},
+    refill: {
+      coalesceMs: CLAIM_COALESCE_MS,
+      runBudgetMs: RUN_BUDGET_MS,
+      handOver: () => queueDispatch(deps.db),
+    },
+  };
+}
 
-  /** Runs the loop until nothing is due and nothing is in flight; a call while it runs only wakes it. */
-  async run(): Promise<void> {
-    if (this.wake()) return;
-    const loop = Symbol('dispatch loop');
-    this.loop = loop;
-    // Synchronous with the decision to stop: a wake() after it starts a new loop instead of being lost.
-    const release = () => {
-      if (this.loop !== loop) return;
-      this.loop = null;
-      this.signal = null;
+/** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */
+async function attempt(deps: DispatcherDeps, lease: Lease<ClaimedDelivery>): Promise<void> {
+  const delivery = lease.row;
+  const attemptId = newId();
+  const started = performance.now();
+  let result: AttemptResult;
+  let responseBody: string | null = null;
+  let error: string | null = null;
+  try {
+    const response = await send(deps, delivery, attemptId);
+    result = {
+      kind: 'response',
+      status: response.status,
+      retryAfterMs: parseRetryAfter(response.headers['retry-after']),
     };
-    const max = this.deps.config.webhookConcurrency;
-    const inFlight = new Set<Promise<void>>();
-    const deadline = Date.now() + RUN_BUDGET_MS;
-    let mayHaveMore = true;
-    let lastClaimAt = 0;
-    try {
-      for (;;) {
-        if (Date.now() > deadline && (inFlight.size > 0 || mayHaveMore || this.wanted)) {
-          // Hand over to a fresh job; this one only waits for its last requests, so a stopping
-          // worker is never held for longer than a request's time-out.
-          release();
-          await queueDispatch(this.deps.db);
-          break;
-        }
-        const room = max - inFlight.size;
-        const worthClaiming =
-          room > 0 && (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
-        if (worthClaiming) {
-          const wait = lastClaimAt + CLAIM_COALESCE_MS - Date.now();
-          if (!mayHaveMore && wait > 0) await sleep(wait);
-          this.wanted = false;
-          lastClaimAt = Date.now();
-          const leaseId = newId();
-          // Measured before the await: attempts finishing meanwhile must not make a full claim look short.
-          const asked = max - inFlight.size;
-          const claimed = await this.claim(leaseId, asked);
-          mayHaveMore = claimed.length === asked;
-          for (const delivery of claimed) {
-            const attempt = this.attempt(delivery, leaseId).finally(() => {
-              inFlight.delete(attempt);
-              this.signal?.();
-            });
-            inFlight.add(attempt);
-          }
-          continue;
-        }
-        if (inFlight.size === 0) {
-          if (this.wanted || mayHaveMore) continue;
-          release();
-          return;
-        }
-        await new Promise<void>((resolve) => {
-          this.signal = resolve;
-        });
-      }
-      await Promise.allSettled(inFlight);
-    } catch (error) {
-      // Attempts already under way finish and record before the job reports the failure.
-      await Promise.allSettled(inFlight);
-      throw error;
-    } finally {
-      release();
-    }
+    responseBody = response.body.toString('utf8').replace(/\0/g, '');
+    if (!isSuccess(result)) error = describeStatus(response.status, response.headers.location);
+  } catch (failure) {
+    const errorClass = failure instanceof OutboundError ? failure.errorClass : 'signing_error';
+    result = { kind: 'error', errorClass };
+    error = failure instanceof Error ? failure.message : String(failure);
   }
-
-  private claim(leaseId: string, limit: number): Promise<ClaimedDelivery[]> {
-    return claimDue(this.deps.db, { id: leaseId, ms: this.leaseMs }, limit);
+  const record: AttemptRecord = {
+    id: attemptId,
+    attempt: lease.attempt,
+    manual: delivery.manual,
+    status: 'succeeded',
+    responseStatus: result.kind === 'response' ? result.status : null,
+    responseBody,
+    errorClass:
+      result.kind === 'error' ? result.errorClass : isSuccess(result) ? null : statusClass(result.status),
+    error,
+    durationMs: Math.round(performance.now() - started),
+  };
+  attempts.inc({ outcome: isSuccess(result) ? 'succeeded' : (record.errorClass ?? 'failed') });
+  if (isSuccess(result)) deliveryLatency.observe((Date.now() - delivery.event_created_at.getTime()) / 1000);
+  try {
+    if (isSuccess(result)) await recordSuccess(deps.db, delivery, lease.id, record);
+    else await recordAttemptFailure(deps, lease, record, result);
+  } catch (failure) {
+    if (!(failure instanceof LeaseLost))
+      deps.log.error(
+        { err: failure, deliveryId: delivery.id, webhookId: delivery.subscription_id },
+        'webhook attempt not recorded; it will be retried when its lease ends',
+      );
   }
+}
 
-  /** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */
-  private async attempt(delivery: ClaimedDelivery, leaseId: string): Promise<void> {
-    const attemptId = newId();
-    const started = performance.now();
-    let result: AttemptResult;
-    let responseBody: string | null = null;
-    let error: string | null = null;
-    try {
-      const response = await this.send(delivery, attemptId);
-      result = {
-        kind: 'response',
-        status: response.status,
-        retryAfterMs: parseRetryAfter(response.headers['retry-after']),
-      };
-      responseBody = response.body.toString('utf8').replace(/\0/g, '');
-      if (!isSuccess(result)) error = describeStatus(response.status, response.headers.location);
-    } catch (failure) {
-      const errorClass = failure instanceof OutboundError ? failure.errorClass : 'signing_error';
-      result = { kind: 'error', errorClass };
-      error = failure instanceof Error ? failure.message : String(failure);
-    }
-    const record: AttemptRecord = {
-      id: attemptId,
-      attempt: delivery.attempts + 1,
-      manual: delivery.manual,
-      status: 'succeeded',
-      responseStatus: result.kind === 'response' ? result.status : null,
-      responseBody,
-      errorClass:
-        result.kind === 'error' ? result.errorClass : isSuccess(result) ? null : statusClass(result.status),
-      error,
-      durationMs: Math.round(performance.now() - started),
-    };
-    attempts.inc({ outcome: isSuccess(result) ? 'succeeded' : (record.errorClass ?? 'failed') });
-    if (isSuccess(result)) deliveryLatency.observe((Date.now() - delivery.event_created_at.getTime()) / 1000);
-    try {
-      if (isSuccess(result)) await recordSuccess(this.deps.db, delivery, leaseId, record);
-      else await this.recordFailure(delivery, leaseId, record, result);
-    } catch (failure) {
-      if (!(failure instanceof LeaseLost))
-        this.deps.log.error(
-          { err: failure, deliveryId: delivery.id, webhookId: delivery.subscription_id },
-          'webhook attempt not recorded; it will be retried when its lease ends',
-        );
-    }
-  }
+function send(deps: DispatcherDeps, delivery: ClaimedDelivery, attemptId: string) {
+  const secret = openSecret(
+    deps.encryptionKey,
+    { id: delivery.subscription_id, org_id: delivery.org_id, client_id: delivery.client_id },
+    delivery.secret_ciphertext,
+  );
+  const created = Math.floor(delivery.event_created_at.getTime() / 1000);
+  // data and metadata are the stored JSON text: the bytes signed are the bytes sent.
+  const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.event_type)},"created":"${created}","data":${delivery.data},"metadata":${delivery.metadata}}`;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return deps.client.request({
+    url: delivery.url,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-service-signature': signPayload(secret, timestamp, body),
+      'x-service-timestamp': timestamp,
+      'x-service-event': delivery.event_type,
+      'x-service-event-id': delivery.event_id,
+      'x-service-webhook-id': delivery.subscription_id,
+      'x-service-delivery-id': attemptId,
+    },
+    body,
+    maxResponseBytes: RESPONSE_BODY_BYTES,
+  });
+}
 
-  private send(delivery: ClaimedDelivery, attemptId: string) {
-    const secret = openSecret(
-      this.deps.encryptionKey,
-      { id: delivery.subscription_id, org_id: delivery.org_id, client_id: delivery.client_id },
-      delivery.secret_ciphertext,
+/** Counts the failure against the subscription and records the attempt, fenced by the lease; trips the breaker. */
+async function recordAttemptFailure(
+  deps: DispatcherDeps,
+  lease: Lease<ClaimedDelivery>,
+  record: AttemptRecord,
+  result: AttemptResult,
+): Promise<void> {
+  const { config } = deps;
+  const delivery = lease.row;
+  const health = await inTransaction(deps.db, async (trx) => {
+    const counted = await countFailure(
+      trx,
+      { org_id: delivery.org_id, id: delivery.subscription_id },
+      config.webhookFailureThreshold,
     );
-    const created = Math.floor(delivery.event_created_at.getTime() / 1000);
-    // data and metadata are the stored JSON text: the bytes signed are the bytes sent.
-    const body = `{"id":${JSON.stringify(delivery.event_id)},"type":${JSON.stringify(delivery.event_type)},"created":"${created}","data":${delivery.data},"metadata":${delivery.metadata}}`;
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    return this.deps.client.request({
-      url: delivery.url,
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-service-signature': signPayload(secret, timestamp, body),
-        'x-service-timestamp': timestamp,
-        'x-service-event': delivery.event_type,
-        'x-service-event-id': delivery.event_id,
-        'x-service-webhook-id': delivery.subscription_id,
-        'x-service-delivery-id': attemptId,
-      },
-      body,
-      maxResponseBytes: RESPONSE_BODY_BYTES,
-    });
-  }
-
-  private async recordFailure(
-    delivery: ClaimedDelivery,
-    leaseId: string,
-    record: AttemptRecord,
-    result: AttemptResult,
-  ): Promise<void> {
-    const { config } = this.deps;
-    const health = await inTransaction(this.deps.db, async (trx) => {
-      const counted = await countFailure(
+    if (!counted) throw new LeaseLost();
+    const { outcome, status, note } = afterFailure(
+      delivery,
+      result,
+      config.webhookRetrySchedule,
+      counted.active,
+    );
+    const recorded = await recordFailure(
+      trx,
+      delivery,
+      lease.id,
+      { ...record, status, error: note ? `${record.error} ${note}` : record.error },
+      outcome,
+    );
+    // Another worker took the delivery over: its attempt counts, not this one.
+    if (!recorded) throw new LeaseLost();
+    return counted;
+  });
+  if (health.just_disabled) {
+    deps.log.warn(
+      { webhookId: delivery.subscription_id, failures: health.consecutive_failures },
+      'webhook subscription disabled by the circuit breaker',
+    );
+    await inTransaction(deps.db, (trx) =>
+      skipPendingDeliveries(
         trx,
-        { org_id: delivery.org_id, id: delivery.subscription_id },
-        config.webhookFailureThreshold,
-      );
-      if (!counted) throw new LeaseLost();
-      const { outcome, status, note } = afterFailure(
-        delivery,
-        result,
-        config.webhookRetrySchedule,
-        counted.active,
-      );
-      const recorded = await recordFailure(
-        trx,
-        delivery,
-        leaseId,
-        { ...record, status, error: note ? `${record.error} ${note}` : record.error },
-        outcome,
-      );
-      // Another worker took the delivery over: its attempt counts, not this one.
-      if (!recorded) throw new LeaseLost();
-      return counted;
-    });
-    if (health.just_disabled) {
-      this.deps.log.warn(
-        { webhookId: delivery.subscription_id, failures: health.consecutive_failures },
-        'webhook subscription disabled by the circuit breaker',
-      );
-      await inTransaction(this.deps.db, (trx) =>
-        skipPendingDeliveries(
-          trx,
-          { id: delivery.subscription_id, org_id: delivery.org_id },
-          `The subscription was disabled after ${health.consecutive_failures} consecutive failures.`,
-        ),
-      );
-    }
+        { id: delivery.subscription_id, org_id: delivery.org_id },
+        `The subscription was disabled after ${health.consecutive_failures} consecutive failures.`,
+      ),
+    );
   }
 }
 
@@ -330,8 +280,4 @@ function describeStatus(status: number, location: string | string[] | undefined)
   if (status >= 300 && status < 400)
     return `The receiver answered ${status}${location ? ` to ${location}` : ''}; redirects are not followed.`;
   return `The receiver answered ${status}.`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -8,9 +8,6 @@ import { webhookConsumer } from './fan-out.ts';
 
 export const USER_AGENT = 'AgencyPlatform-Webhooks/1.0';
 
-/** Every worker process looks for due deliveries this often, whatever woke it or not. */
-const SWEEP_MS = 1000;
-
 /** The webhooks' background work for one worker process: the event consumer, its tasks, cron lines and loop. */
 export function webhookJobs(platform: Platform): {
   consumer: EventBatchConsumer;
@@ -41,15 +38,6 @@ export function webhookJobs(platform: Platform): {
     },
     crontab: ['41 4 * * * webhook_log_cleanup'],
     // The sweep takes over deliveries whose lease a dead worker left behind, and anything a lost wake-up missed.
-    loops: [
-      {
-        name: 'webhook_sweep',
-        intervalMs: SWEEP_MS,
-        run: async () => {
-          await dispatcher.run();
-          return false;
-        },
-      },
-    ],
+    loops: [dispatcher.loop('webhook_sweep')],
   };
 }

@@ -9,17 +9,18 @@ import type { Loop } from './runner.ts';
  * Leased work: the one way a worker loop takes rows to work on. A row is due when the declaration's
  * condition holds and its `lease_until` has passed; a claim (one statement, `FOR UPDATE SKIP LOCKED`,
  * committed at once) sets `lease_id` to a new id, `lease_until` to now + the lease and counts the
- * attempt. The unit of work runs outside any transaction and ends through its `Lease`, whose writes
- * are fenced by `lease_id`: a worker whose lease ran out (paused, or thought dead) changes nothing
- * once another worker took the row. A worker killed mid-way leaves its rows leased; when the lease
- * ends the next claim takes them again.
+ * attempt (unless the declaration counts it by record). The unit of work runs outside any
+ * transaction and ends through its `Lease`, whose writes are fenced by `lease_id`: a worker whose
+ * lease ran out (paused, or thought dead) changes nothing once another worker took the row. A
+ * worker killed mid-way leaves its rows leased; when the lease ends the next claim takes them again.
  *
  * The columns, named once here; a table with two kinds of leased work on a row prefixes them
  * (`send_lease_id`, `report_lease_id`):
  * - `lease_id uuid`: the fencing token of the claim holding the row, NULL when none does;
  * - `lease_until timestamptz`: when the row may next be claimed (now for new work, the lease's end,
  *   the end of a back-off or of a "maybe done" grace), NULL when nothing is left to do;
- * - `attempts integer NOT NULL DEFAULT 0`: claims made, counted at claim;
+ * - `attempts integer NOT NULL DEFAULT 0`: attempts made, counted at claim, or, when the declaration
+ *   says so, by the write that ends the attempt's lease (a log the user reads numbers its attempts);
  * - `state text`, only for work with a "maybe done" state: `'unconfirmed'` while an outside call
  *   (without an idempotency key) may or may not have happened; its own answer settles the row, or,
  *   once `lease_until` passes, the loop's sweep settles it, once.
@@ -87,13 +88,16 @@ export interface LeasedWork<Row extends LeasedRow> {
   leaseMs: number;
   /** Rows claimed at once. */
   batch: number;
-  /** Units of work run at once, from one claim (a bounded pool); the batch unless said otherwise. */
+  /** Units of work run at once (a bounded pool); the batch unless said otherwise. */
   concurrency?: number;
   /**
    * A unit of work that throws is retried after `backoffMs(attempt)`, until `max` attempts are made;
    * then (or when a row is claimed past `max`: its workers died every time) `exhausted` ends it.
+   * Attempts are counted at claim unless `counted` is `'by record'`: then the write that ends the
+   * lease counts it (the handle's `complete`, `retry`, `unconfirmed`, or the module's own fenced
+   * statement, which must add it), so a worker that died mid-way costs no attempt.
    */
-  attempts: { max: number; backoffMs: (attempt: number) => number };
+  attempts: { max: number; backoffMs: (attempt: number) => number; counted?: 'at claim' | 'by record' };
   /** What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out. */
   work(lease: Lease<Row>): Promise<void>;
   /** What a failed attempt writes besides its back-off (its error, a status), in the retry's fenced transaction. */
@@ -104,29 +108,164 @@ export interface LeasedWork<Row extends LeasedRow> {
   settleUnconfirmed?(lease: Lease<Row>): Promise<void>;
   /** Its own claim (a prepared statement with joins, say), to the same contract as the default. */
   claim?(db: Db, lease: { id: string; ms: number }, limit: number): Promise<Row[]>;
+  /** Run as a pool refilled as units finish (`LeasedPool`), instead of a batch per run (`leasedLoop`). */
+  refill?: Refill;
 }
 
-/** A `Loop` for the runner: each run sweeps "maybe done" rows past their grace, then claims a batch. */
+/**
+ * A refilling pool: up to `concurrency` units in flight, more claimed as they finish, so one slow
+ * unit does not hold up the rest of its batch. A run claims while its last claim came back full and
+ * the pool is empty or has room of at least a quarter, and whenever it is woken; after a short claim,
+ * wake-ups within `coalesceMs` share the next. It ends when nothing is due and nothing is in flight.
+ */
+export interface Refill {
+  coalesceMs: number;
+  /** A run stops claiming after this long, so a stopping worker is never held for long. */
+  runBudgetMs: number;
+  /** Queues the next run when one stops at its budget with work left; called before its last units finish. */
+  handOver(): Promise<void>;
+}
+
+/**
+ * A `Loop` for the runner: each run sweeps "maybe done" rows past their grace, then claims a batch (or,
+ * for a declaration with `refill`, runs its pool; use a `LeasedPool` of its own to wake it too).
+ */
 export function leasedLoop<Row extends LeasedRow>(db: Db, work: LeasedWork<Row>, log: Logger): Loop {
+  if (work.refill) return new LeasedPool(db, { ...work, refill: work.refill }, log).loop();
   const leased = new LeasedTable<Row>(work);
   return {
     name: work.name,
     intervalMs: work.intervalMs,
     run: async () => {
-      if (work.settleUnconfirmed) {
-        const settle = work.settleUnconfirmed.bind(work);
-        const unconfirmed = await leased.claimUnconfirmed(db, work.batch);
-        await eachBounded(unconfirmed, work.concurrency ?? work.batch, (lease) =>
-          settle(lease).catch((error) =>
-            log.error({ err: error, loop: work.name, id: lease.row.id }, 'settling unconfirmed work failed'),
-          ),
-        );
-      }
+      await sweepUnconfirmed(db, leased, work, log);
       const leases = await leased.claim(db, work.batch);
       await eachBounded(leases, work.concurrency ?? work.batch, (lease) => runUnit(work, lease, log));
       return leases.length === work.batch;
     },
   };
+}
+
+async function sweepUnconfirmed<Row extends LeasedRow>(
+  db: Db,
+  leased: LeasedTable<Row>,
+  work: LeasedWork<Row>,
+  log: Logger,
+): Promise<void> {
+  if (!work.settleUnconfirmed) return;
+  const settle = work.settleUnconfirmed.bind(work);
+  const unconfirmed = await leased.claimUnconfirmed(db, work.batch);
+  await eachBounded(unconfirmed, work.concurrency ?? work.batch, (lease) =>
+    settle(lease).catch((error) =>
+      log.error({ err: error, loop: work.name, id: lease.row.id }, 'settling unconfirmed work failed'),
+    ),
+  );
+}
+
+/**
+ * Runs a declaration with `refill` (see `Refill`): at most one run at a time in this process, started
+ * by `run()` (a job, the loop) and woken by `wake()` when new work is written here.
+ */
+export class LeasedPool<Row extends LeasedRow> {
+  private readonly leased: LeasedTable<Row>;
+  /** The run going on in this process, if any. */
+  private running: symbol | null = null;
+  private wanted = false;
+  private signal: (() => void) | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly work: LeasedWork<Row> & { refill: Refill },
+    private readonly log: Logger,
+  ) {
+    this.leased = new LeasedTable<Row>(work);
+  }
+
+  /** Asks the run going on to claim again; false when no run goes on in this process. */
+  wake(): boolean {
+    if (!this.running) return false;
+    this.wanted = true;
+    this.signal?.();
+    return true;
+  }
+
+  /** A `Loop` that runs the pool every `intervalMs`: it takes over what a dead worker or a lost wake-up left. */
+  loop(name = this.work.name): Loop {
+    return {
+      name,
+      intervalMs: this.work.intervalMs,
+      run: async () => {
+        await this.run();
+        return false;
+      },
+    };
+  }
+
+  /** Runs until nothing is due and nothing is in flight, or its budget is spent; a call while one runs only wakes it. */
+  async run(): Promise<void> {
+    if (this.wake()) return;
+    const { db, work, log } = this;
+    const { coalesceMs, runBudgetMs } = work.refill;
+    const run = Symbol(work.name);
+    this.running = run;
+    // Synchronous with the decision to stop: a wake() after it starts a new run instead of being lost.
+    const release = () => {
+      if (this.running !== run) return;
+      this.running = null;
+      this.signal = null;
+    };
+    const max = work.concurrency ?? work.batch;
+    const inFlight = new Set<Promise<void>>();
+    const deadline = Date.now() + runBudgetMs;
+    let mayHaveMore = true;
+    let lastClaimAt = 0;
+    try {
+      await sweepUnconfirmed(db, this.leased, work, log);
+      for (;;) {
+        if (Date.now() > deadline && (inFlight.size > 0 || mayHaveMore || this.wanted)) {
+          // The next run starts elsewhere while this one only waits for its units in flight.
+          release();
+          await work.refill.handOver();
+          break;
+        }
+        const room = max - inFlight.size;
+        const worthClaiming =
+          room > 0 && (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
+        if (worthClaiming) {
+          const wait = lastClaimAt + coalesceMs - Date.now();
+          if (!mayHaveMore && wait > 0) await sleep(wait);
+          this.wanted = false;
+          lastClaimAt = Date.now();
+          // Measured before the await: units finishing meanwhile must not make a full claim look short.
+          const asked = Math.min(work.batch, max - inFlight.size);
+          const leases = await this.leased.claim(db, asked);
+          mayHaveMore = leases.length === asked;
+          for (const lease of leases) {
+            const unit = runUnit(work, lease, log).finally(() => {
+              inFlight.delete(unit);
+              this.signal?.();
+            });
+            inFlight.add(unit);
+          }
+          continue;
+        }
+        if (inFlight.size === 0) {
+          if (this.wanted || mayHaveMore) continue;
+          release();
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          this.signal = resolve;
+        });
+      }
+      await Promise.allSettled(inFlight);
+    } catch (error) {
+      // Units already under way finish and record before the run reports the failure.
+      await Promise.allSettled(inFlight);
+      throw error;
+    } finally {
+      release();
+    }
+  }
 }
 
 async function runUnit<Row extends LeasedRow>(work: LeasedWork<Row>, lease: Lease<Row>, log: Logger) {
@@ -172,14 +311,16 @@ async function retry<Row extends LeasedRow>(
 /** The statements of one kind of leased work. */
 export class LeasedTable<Row extends LeasedRow> {
   private readonly columns: LeaseColumns;
+  private readonly countedByRecord: boolean;
 
   constructor(
     private readonly work: Pick<
       LeasedWork<Row>,
       'table' | 'prefix' | 'due' | 'order' | 'onClaim' | 'leaseMs' | 'claim'
-    >,
+    > & { attempts?: Pick<LeasedWork<Row>['attempts'], 'counted'> },
   ) {
     this.columns = leaseColumns(work.prefix);
+    this.countedByRecord = work.attempts?.counted === 'by record';
   }
 
   /** Claims up to `limit` due rows under one new lease. */
@@ -187,7 +328,7 @@ export class LeasedTable<Row extends LeasedRow> {
     const lease = { id: newId(), ms: this.work.leaseMs };
     const rows = this.work.claim
       ? await this.work.claim(db, lease, limit)
-      : await this.claimWhere(db, lease, this.work.due, limit, true);
+      : await this.claimWhere(db, lease, this.work.due, limit, 'due');
     return rows.map((row) => this.lease(db, row, lease.id));
   }
 
@@ -195,8 +336,8 @@ export class LeasedTable<Row extends LeasedRow> {
   async claimUnconfirmed(db: Db, limit: number): Promise<Lease<Row>[]> {
     const lease = { id: newId(), ms: this.work.leaseMs };
     const due = sql`t.${sql.id(this.columns.state)} = 'unconfirmed'`;
-    const rows = await this.claimWhere(db, lease, due, limit, false);
-    return rows.map((row) => this.lease(db, row, lease.id));
+    const rows = await this.claimWhere(db, lease, due, limit, 'unconfirmed');
+    return rows.map((row) => this.lease(db, row, lease.id, false));
   }
 
   private async claimWhere(
@@ -204,13 +345,16 @@ export class LeasedTable<Row extends LeasedRow> {
     lease: { id: string; ms: number },
     due: RawBuilder<unknown>,
     limit: number,
-    count: boolean,
+    kind: 'due' | 'unconfirmed',
   ): Promise<Row[]> {
     const { id, until, attempts } = this.columns;
     const table = sql.table(this.work.table);
     const order = this.work.order ?? sql`t.${sql.id(until)}`;
-    const counted = count ? sql`, ${sql.id(attempts)} = t.${sql.id(attempts)} + 1` : sql``;
-    const more = count && this.work.onClaim ? sql`, ${this.work.onClaim}` : sql``;
+    const counted =
+      kind === 'due' && !this.countedByRecord
+        ? sql`, ${sql.id(attempts)} = t.${sql.id(attempts)} + 1`
+        : sql``;
+    const more = kind === 'due' && this.work.onClaim ? sql`, ${this.work.onClaim}` : sql``;
     const { rows } = await sql<Row>`
       UPDATE ${table} t SET ${sql.id(id)} = ${lease.id}::uuid,
         ${sql.id(until)} = now() + ${lease.ms}::float8 * interval '1 millisecond'${counted}${more}
@@ -222,21 +366,27 @@ export class LeasedTable<Row extends LeasedRow> {
     return rows;
   }
 
-  /** The handle of a row claimed under `leaseId`. */
-  lease(db: Db, row: Row, leaseId: string): Lease<Row> {
+  /** The handle of a row claimed under `leaseId`; `recordsAttempt`: ending the lease counts the attempt. */
+  lease(db: Db, row: Row, leaseId: string, recordsAttempt = this.countedByRecord): Lease<Row> {
     const { id, until, attempts, state } = this.columns;
     const table = sql.table(this.work.table);
-    const fence = sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
+    // Built when used: a pool makes a handle per unit, and many units end through their own statements.
+    const fence = () =>
+      sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
     const update = async (set: RawBuilder<unknown>, trx?: Trx) => {
-      const result = await sql`UPDATE ${table} SET ${set} WHERE ${fence}`.execute(trx ?? (db as Executor));
+      const count = recordsAttempt ? sql`, ${sql.id(attempts)} = ${sql.id(attempts)} + 1` : sql``;
+      const result = await sql`UPDATE ${table} SET ${set}${count} WHERE ${fence()}`.execute(
+        trx ?? (db as Executor),
+      );
       return Number(result.numAffectedRows ?? 0) > 0;
     };
+    const made = Number((row as unknown as Record<string, unknown>)[attempts] ?? 0);
     const handle: Lease<Row> = {
       row,
       id: leaseId,
-      attempt: Number((row as unknown as Record<string, unknown>)[attempts] ?? 0),
+      attempt: recordsAttempt ? made + 1 : made,
       held: async (trx) => {
-        const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence} FOR UPDATE`.execute(trx);
+        const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence()} FOR UPDATE`.execute(trx);
         return rows[0] ?? null;
       },
       inTransaction: (work) =>
@@ -268,4 +418,8 @@ async function eachBounded<T>(items: T[], size: number, each: (item: T) => Promi
     while (next < items.length) await each(items[next++]);
   };
   await Promise.all(Array.from({ length: Math.min(size, items.length) }, lane));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
