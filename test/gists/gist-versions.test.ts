@@ -42,10 +42,26 @@ describe('gist source versions', () => {
     return rows[0]?.keyed ?? false;
   }
 
-  /** A gist of the subject, and a second request served it by key at cost 0. */
+  /**
+   * Requests the subject's gist until it is stamped with the current version, each request a free hit
+   * of `gistId`. A snapshot may stamp only once no transaction older than the version row runs, on the
+   * whole server (other test files included), so the first requests may be served by hash.
+   */
+  async function untilKeyed(kind: Kind, id: string, gistId: string) {
+    for (let attempt = 0; !(await servedByKey(gistId)); attempt++) {
+      assert.ok(attempt < 100, 'stamped with the current version');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const hit = await gist(kind, id);
+      assert.equal(hit.id, gistId);
+      assert.equal(hit.cached, true);
+      assert.equal(hit.fuel_cost, 0);
+    }
+  }
+
+  /** A gist of the subject, served by key at cost 0. */
   async function keyedGist(kind: Kind, id: string) {
     const first = await gist(kind, id);
-    assert.equal(await servedByKey(first.id), true, 'stamped with the current version');
+    await untilKeyed(kind, id, first.id);
     const hit = await gist(kind, id);
     assert.equal(hit.id, first.id);
     assert.equal(hit.cached, true);
@@ -63,7 +79,7 @@ describe('gist source versions', () => {
     assert.equal(after.fuel_cost, 1);
     assert.notEqual(after.id, before.id);
     assert.notEqual(after.source_hash, before.source_hash);
-    assert.equal(await servedByKey(after.id), true);
+    await untilKeyed(kind, id, after.id);
     return after;
   }
 
@@ -213,7 +229,7 @@ describe('gist source versions', () => {
     assert.equal(hit.cached, true);
     assert.equal(hit.fuel_cost, 0);
     assert.equal(hit.source_hash, before.source_hash);
-    assert.equal(await servedByKey(before.id), true, 're-stamped with the new version');
+    await untilKeyed('contacts', contact.id, before.id);
   });
 
   test('a forced gist of the same source is the one served after, as the hash would serve it', async () => {
