@@ -259,7 +259,7 @@ export async function readSource(
   };
 }
 
-/** The cache read, run on every gist request: one prepared statement on the partial index `gists_cache`. */
+/** The cache read by hash of a later round (after a generation failed or ended): one prepared statement on `gists_cache`. */
 const readyGist = prepare(
   (
     db,
