@@ -173,8 +173,8 @@ export default async function aiKb(ctx: BenchContext): Promise<Section> {
     measurements: [selectCeiling, contactRead, gistHit, search, broad],
     targets,
     notes: [
-      'A gist hit is one prepared statement: the source assembled from SQL pieces of the CRM modules (contact,',
-      'phones, emails, company, open deals with stage names, activities, tasks), its sha256 and the cached gist.',
+      "A gist hit is a key read: the contact's source version (bumped by triggers on every table a gist reads)",
+      'and the gist stamped with that version; the source is rebuilt and hashed only when the version moved.',
       'Ingestion runs in the worker process: normalising and chunking in Node, the full-text vectors in PostgreSQL.',
       'A pre-call brief is timed in the bench process: its source (one statement, the newest 10 activities) and the builtin model.',
     ],

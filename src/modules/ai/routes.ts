@@ -20,6 +20,8 @@ import {
   readGistSource,
   readyGist,
   type Subject,
+  startVersioning,
+  versionedGist,
   waitedTooLong,
   writeGist,
 } from './service.ts';
@@ -103,7 +105,11 @@ async function serveGist(
   subject: Subject,
   force: boolean,
 ): Promise<Gist> {
-  const { source, hash, hit } = await readGistSource(db, context, tenant, subject);
+  const keyed = await versionedGist(db, context, tenant, subject);
+  if (keyed.hit && !force) return keyed.hit;
+  // Committed before the source is read, so every write after this read bumps the version read with it.
+  if (!keyed.versioned) await startVersioning(db, tenant, subject);
+  const { source, hash, sourceVersion, hit } = await readGistSource(db, context, tenant, subject);
   if (hit && !force) return hit;
   let checked = !force;
   const giveUpAt = Date.now() + 2 * context.leaseMs;
@@ -118,7 +124,7 @@ async function serveGist(
     // Transaction 1: the claim and its debit commit before the model is called. Unless forced, a ready
     // gist of this source (written since the read above) is the answer, not a claim.
     const claim = await inTransaction(db, (trx) =>
-      claimSubject(trx, context, tenant, subject, hash, !force || joined),
+      claimSubject(trx, context, tenant, subject, { hash, sourceVersion }, !force || joined),
     );
     if (claim) {
       const lease = claimLease(db, claim);

@@ -14,6 +14,7 @@ import {
   findClaim,
   findGist,
   findReadyGist,
+  findVersionedGist,
   type GistRow,
   generationInFlight,
   generationsInFlight,
@@ -21,6 +22,7 @@ import {
   lockSubject,
   readSource,
   type Subject,
+  startSourceVersion,
 } from './store.ts';
 
 /**
@@ -37,6 +39,11 @@ import {
  * get one id. A claim whose process died is given up (removed and refunded) once its lease is over, by the
  * next request for the subject or by the sweep: either takes it under a lease of its own first, so it is
  * given up once, and the request that was late cannot complete it afterwards.
+ *
+ * A hit is read by key first: each subject asked about has a source version, bumped by every write to
+ * what its gist reads, and a gist carries the version it was written from or last found to match
+ * (`gist_versions`, migration 1050). When that misses, the source is rebuilt and hashed as before; a
+ * gist of the same hash is still a free hit, and is stamped with the current version for the next request.
  *
  * This file opens no transaction: each step takes the `trx` it must be atomic in, and the edges (the
  * route's `serveGist` in routes.ts, the `gist_claims` loop in jobs.ts) open them. A miss is two
@@ -99,18 +106,41 @@ export interface Gist {
   fuel_cost: number;
 }
 
-/** The record's gist source and hash, and its cached gist; 404 when the record is absent. */
+/**
+ * The gist of the subject's current source version by this context's writer, as a hit (free), if any;
+ * `versioned` false when the subject has no source version yet.
+ */
+export async function versionedGist(
+  db: Executor,
+  context: GistContext,
+  tenant: TenantScope,
+  subject: Subject,
+): Promise<{ versioned: boolean; hit: Gist | undefined }> {
+  const { versioned, hit } = await findVersionedGist(db, tenant, subject, context.generator);
+  return { versioned, hit: hit ? toGist(hit, true, 0) : undefined };
+}
+
+/** Gives the subject a source version, committed before its source is read (the caller's `db`, no transaction). */
+export function startVersioning(db: Db, tenant: TenantScope, subject: Subject): Promise<void> {
+  return startSourceVersion(db, tenant, subject);
+}
+
+/**
+ * The record's gist source and hash, its cached gist, and the source version a gist written from it
+ * may be stamped with (`sourceVersion`, null when not known); 404 when the record is absent.
+ */
 export async function readGistSource(
   db: Executor,
   context: GistContext,
   tenant: TenantScope,
   subject: Subject,
-): Promise<{ source: GistSource; hash: string; hit: Gist | undefined }> {
+): Promise<{ source: GistSource; hash: string; sourceVersion: string | null; hit: Gist | undefined }> {
   const read = await readSource(db, tenant, subject, context.generator);
   if (!read) throw errors.notFound(NOUNS[subject.type], subject.id);
   return {
     source: read.source as GistSource,
     hash: read.hash,
+    sourceVersion: read.stamp,
     hit: read.hit ? toGist(read.hit, true, 0) : undefined,
   };
 }
@@ -128,16 +158,17 @@ export async function readyGist(
 }
 
 /**
- * Claims the subject: inserts the `generating` row and debits its FUEL in `trx`, which the caller commits
- * before calling the model. Undefined when the subject has a generation in flight or, with `unlessReady`,
- * a ready gist of this source. A 402 rolls the claim back with the debit: nothing changed.
+ * Claims the subject: inserts the `generating` row, stamped with the source version its source was read
+ * at (if known), and debits its FUEL in `trx`, which the caller commits before calling the model.
+ * Undefined when the subject has a generation in flight or, with `unlessReady`, a ready gist of this
+ * source. A 402 rolls the claim back with the debit: nothing changed.
  */
 export async function claimSubject(
   trx: Trx,
   context: GistContext,
   tenant: TenantScope,
   subject: Subject,
-  hash: string,
+  read: { hash: string; sourceVersion: string | null },
   unlessReady: boolean,
 ): Promise<GistRow | undefined> {
   await lockSubject(trx, tenant, subject);
@@ -145,7 +176,8 @@ export async function claimSubject(
     id: newId(),
     leaseId: newId(),
     subject,
-    hash,
+    hash: read.hash,
+    sourceVersion: read.sourceVersion,
     generator: context.generator,
     fuelCost: context.fuelCost,
     leaseMs: context.leaseMs,

@@ -1,6 +1,6 @@
 import { type Generated, type Selectable, sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { prepare } from '../../platform/db/prepared.ts';
 import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import { recentActivitiesGistJson } from '../activities/service.ts';
@@ -14,7 +14,19 @@ export type SubjectType = 'contact' | 'company' | 'deal';
 declare module '../../platform/db/schema.ts' {
   interface Database {
     gists: GistsTable;
+    gist_versions: GistVersionsTable;
   }
+}
+
+/** A subject's source version: bumped by every write to a row its gist reads (migration 1050's triggers). */
+export interface GistVersionsTable {
+  org_id: string;
+  client_id: string;
+  subject_type: SubjectType;
+  subject_id: string;
+  /** A bigint, as text. */
+  version: Generated<string>;
+  created_xmax: string | null;
 }
 
 export interface GistsTable {
@@ -30,6 +42,8 @@ export interface GistsTable {
   highlights: string[] | null;
   model: string | null;
   fuel_cost: number;
+  /** The source version (a bigint, as text) the gist is known to be written from; null when not known. */
+  source_version: string | null;
   /** A generation's lease (platform/jobs/leased.ts): the claiming request's, or a sweep's giving it up. */
   lease_id: string | null;
   lease_until: Date | null;
@@ -93,24 +107,106 @@ const SOURCES: Record<SubjectType, (p: SourceParams) => ReturnType<typeof sql>> 
 };
 
 /**
- * The hot path of every gist request, one prepared statement per kind of record: the record's source,
- * its sha256 (over jsonb's text, whose key order is fixed) and the newest ready gist of that hash and
- * writer, if any.
+ * Whether this statement's snapshot may stamp a gist with the version it read (SQL, over the version
+ * row `v`). A writer bumps only the version rows that exist when its trigger runs, so one whose
+ * trigger ran before the row was committed, and which commits after the source was read, changed the
+ * source without bumping it. Such a writer had its xid before the row was committed, so below
+ * `created_xmax` (the xmax of a snapshot taken after that commit); when the snapshot's xmin is at or
+ * above it, every such writer had ended when the source was read, and its write is in it. Every later
+ * writer sees the row and bumps it past the version read.
+ */
+const SAFE_SNAPSHOT = sql<boolean>`(v.created_xmax IS NOT NULL AND pg_snapshot_xmin(pg_current_snapshot()) >= v.created_xmax)`;
+
+/**
+ * The hit path of every gist request, by key: the subject's version row and the ready gist of that
+ * version and writer. No row when nobody asked a gist of the subject since versions exist. The gist
+ * must be the newest of its hash, the one the hash path would serve (a forced generation of the same
+ * source may be newer and not stamped yet).
+ */
+const versionedGistStatement = prepare(
+  (_db, p: { orgId: string; clientId: string; type: SubjectType; id: string; generator: string }) =>
+    sql<{ hit: GistSourceRow['hit'] }>`SELECT (SELECT to_jsonb(g) FROM gists g
+        WHERE g.org_id = v.org_id AND g.client_id = v.client_id AND g.subject_type = v.subject_type
+          AND g.subject_id = v.subject_id AND g.source_version = v.version AND g.generator = ${p.generator}
+          AND g.status = 'ready'
+          AND NOT EXISTS (SELECT 1 FROM gists n
+            WHERE n.org_id = g.org_id AND n.client_id = g.client_id AND n.subject_type = g.subject_type
+              AND n.subject_id = g.subject_id AND n.source_hash = g.source_hash AND n.generator = g.generator
+              AND n.status = 'ready' AND n.generated_at > g.generated_at)
+        ORDER BY g.generated_at DESC LIMIT 1) AS hit
+      FROM gist_versions v
+      WHERE v.org_id = ${p.orgId} AND v.client_id = ${p.clientId} AND v.subject_type = ${p.type}
+        AND v.subject_id = ${p.id}`,
+);
+
+/** The subject's gist of its current source version, if any; `versioned` false when it has no version yet. */
+export async function findVersionedGist(
+  db: Executor,
+  tenant: TenantScope,
+  subject: Subject,
+  generator: string,
+): Promise<{ versioned: boolean; hit: GistRow | undefined }> {
+  const [row] = await versionedGistStatement.run(db, {
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    type: subject.type,
+    id: subject.id,
+    generator,
+  });
+  return { versioned: row !== undefined, hit: row?.hit ? fromJson(row.hit) : undefined };
+}
+
+const SUBJECT_TABLES = { contact: 'contacts', company: 'companies', deal: 'deals' } as const;
+
+/**
+ * Gives the subject (if it is the tenant's) a version row, on the pool: two statements, each committed
+ * on its own, before the source is read. `created_xmax` is taken by the second, whose snapshot is
+ * after the row's commit; the first's own snapshot is not (a writer may take its xid after it and
+ * still run its trigger before the row is committed).
+ */
+export async function startSourceVersion(db: Db, tenant: TenantScope, subject: Subject): Promise<void> {
+  await sql`INSERT INTO gist_versions (org_id, client_id, subject_type, subject_id)
+    SELECT ${tenant.orgId}, ${tenant.clientId}, ${subject.type}, ${subject.id}
+    WHERE EXISTS (SELECT 1 FROM ${sql.table(SUBJECT_TABLES[subject.type])} r
+                  WHERE r.org_id = ${tenant.orgId} AND r.client_id = ${tenant.clientId} AND r.id = ${subject.id})
+    ON CONFLICT DO NOTHING`.execute(db);
+  await sql`UPDATE gist_versions SET created_xmax = pg_snapshot_xmax(pg_current_snapshot())
+    WHERE org_id = ${tenant.orgId} AND client_id = ${tenant.clientId} AND subject_type = ${subject.type}
+      AND subject_id = ${subject.id} AND created_xmax IS NULL`.execute(db);
+}
+
+/**
+ * The hash path, one prepared statement per kind of record: the record's source, its sha256 (over
+ * jsonb's text, whose key order is fixed), the newest ready gist of that hash and writer if any, and
+ * the source version read in the same snapshot (`stamp`, when the snapshot is safe). A gist found
+ * here is re-stamped with that version (never with an older one), so the next request finds it by key.
  */
 const sourceStatements = Object.fromEntries(
   (Object.keys(SOURCES) as SubjectType[]).map((type) => [
     type,
     prepare(
       (_db, p: SourceParams) =>
-        sql<GistSourceRow>`SELECT s.source, s.hash, to_jsonb(g) AS hit
-        FROM (SELECT x.source, encode(sha256(convert_to(x.source::text, 'UTF8')), 'hex') AS hash
-              FROM (SELECT ${SOURCES[type](p)} AS source) x) s
-        LEFT JOIN LATERAL (
-          SELECT * FROM gists g
+        sql<GistSourceRow>`WITH s AS (
+          SELECT x.source, encode(sha256(convert_to(x.source::text, 'UTF8')), 'hex') AS hash
+          FROM (SELECT ${SOURCES[type](p)} AS source) x
+        ), cached AS (
+          SELECT g.* FROM s, gists g
           WHERE g.org_id = ${p.orgId} AND g.client_id = ${p.clientId} AND g.subject_type = ${sql.lit(type)}
             AND g.subject_id = ${p.id} AND g.source_hash = s.hash AND g.generator = ${p.generator}
             AND g.status = 'ready'
-          ORDER BY g.generated_at DESC LIMIT 1) g ON true`,
+          ORDER BY g.generated_at DESC LIMIT 1
+        ), stamp AS (
+          SELECT v.version FROM gist_versions v
+          WHERE v.org_id = ${p.orgId} AND v.client_id = ${p.clientId} AND v.subject_type = ${sql.lit(type)}
+            AND v.subject_id = ${p.id} AND ${SAFE_SNAPSHOT}
+        ), restamp AS (
+          UPDATE gists r SET source_version = stamp.version FROM cached, stamp
+          WHERE r.org_id = cached.org_id AND r.id = cached.id
+            AND (r.source_version IS NULL OR r.source_version < stamp.version)
+        )
+        SELECT s.source, s.hash, (SELECT to_jsonb(cached) FROM cached) AS hit,
+          (SELECT stamp.version::text FROM stamp) AS stamp
+        FROM s`,
     ),
   ]),
 ) as Record<SubjectType, ReturnType<typeof prepare<SourceParams, GistSourceRow>>>;
@@ -119,16 +215,35 @@ interface GistSourceRow {
   source: unknown;
   hash: string | null;
   /** The cached gist as jsonb (timestamps as text), or null. */
-  hit: (Omit<GistRow, 'generated_at' | 'created_at'> & { generated_at: string; created_at: string }) | null;
+  hit: GistJson | null;
+  stamp: string | null;
 }
 
-/** The record's gist source, its hash and the cached gist of that hash; undefined source when absent. */
+type GistJson = Omit<GistRow, 'generated_at' | 'created_at' | 'source_version'> & {
+  generated_at: string;
+  created_at: string;
+  source_version: number | null;
+};
+
+function fromJson(hit: GistJson): GistRow {
+  return {
+    ...hit,
+    source_version: hit.source_version === null ? null : String(hit.source_version),
+    generated_at: new Date(hit.generated_at),
+    created_at: new Date(hit.created_at),
+  };
+}
+
+/**
+ * The record's gist source, its hash, the cached gist of that hash, and the source version a gist
+ * written from it may be stamped with (null when not known); undefined when the record is absent.
+ */
 export async function readSource(
   db: Executor,
   tenant: TenantScope,
   subject: Subject,
   generator: string,
-): Promise<{ source: unknown; hash: string; hit: GistRow | undefined } | undefined> {
+): Promise<{ source: unknown; hash: string; hit: GistRow | undefined; stamp: string | null } | undefined> {
   const [row] = await sourceStatements[subject.type].run(db, {
     orgId: tenant.orgId,
     clientId: tenant.clientId,
@@ -136,13 +251,15 @@ export async function readSource(
     generator,
   });
   if (!row?.source || !row.hash) return undefined;
-  const hit = row.hit
-    ? { ...row.hit, generated_at: new Date(row.hit.generated_at), created_at: new Date(row.hit.created_at) }
-    : undefined;
-  return { source: row.source, hash: row.hash, hit };
+  return {
+    source: row.source,
+    hash: row.hash,
+    hit: row.hit ? fromJson(row.hit) : undefined,
+    stamp: row.stamp,
+  };
 }
 
-/** The cache read, run on every gist request: one prepared statement on the partial index `gists_cache`. */
+/** The cache read by hash of a later round (after a generation failed or ended): one prepared statement on `gists_cache`. */
 const readyGist = prepare(
   (
     db,
@@ -203,6 +320,8 @@ export async function insertClaim(
     leaseId: string;
     subject: Subject;
     hash: string;
+    /** The source version the hash was read at, when known (see `readSource`). */
+    sourceVersion: string | null;
     generator: string;
     fuelCost: number;
     leaseMs: number;
@@ -210,10 +329,11 @@ export async function insertClaim(
   },
 ): Promise<GistRow | undefined> {
   const { rows } = await sql<GistRow>`
-    INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, generator, status,
-                       fuel_cost, lease_id, lease_until)
+    INSERT INTO gists (id, org_id, client_id, subject_type, subject_id, source_hash, source_version, generator,
+                       status, fuel_cost, lease_id, lease_until)
     SELECT ${claim.id}, ${tenant.orgId}, ${tenant.clientId}, ${claim.subject.type}, ${claim.subject.id},
-           ${claim.hash}, ${claim.generator}, 'generating', ${claim.fuelCost}, ${claim.leaseId}::uuid,
+           ${claim.hash}, ${claim.sourceVersion}::bigint, ${claim.generator}, 'generating', ${claim.fuelCost},
+           ${claim.leaseId}::uuid,
            now() + ${claim.leaseMs}::float8 * interval '1 millisecond'
     WHERE NOT ${claim.unlessReady} OR NOT EXISTS (
       SELECT 1 FROM gists g
