@@ -82,7 +82,7 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
     for (let i = 0; i < TICKS; i++) {
       const started = performance.now();
       if (mode === 'busy') {
-        // Nothing to dial: the tick claims the campaign, counts its calls in flight and ends its visit.
+        // Nothing to dial: the campaign at its concurrency is not due, so the tick's claim finds nothing.
         await dialerTick({ db: database.db, log });
         if (i === 0) {
           const calls = await database.db
@@ -148,7 +148,7 @@ export default async function sdr(ctx: BenchContext): Promise<Section> {
       ],
       notes: [
         `Timed in the bench process, ${TICKS} ticks each; the p50/p99 columns are milliseconds per tick. The busy`,
-        'tick is one whole dialer tick (the claim of the campaign, its visit, the end of the visit); picking and',
+        'tick is one whole dialer tick: its claim finds the campaign at its concurrency not due; picking and',
         'dialing run in one transaction, rolled back. Picking reads the soonest due prospects from a partial',
         'index (`status = pending`, by `next_attempt_at`) without a lock and checks each window with `Intl`;',
         'dialing then locks the campaign and those still due, reads the contacts, asks `phoneReach` per prospect',

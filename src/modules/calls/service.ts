@@ -13,6 +13,7 @@ import {
   type CallDirection,
   type CallFilter,
   type CallStatus,
+  campaignCallsInFlightCount,
   countCalls,
   countCallsFromDay,
   countCampaignCallsInFlight,
@@ -220,6 +221,8 @@ export async function startOutboundCall(
 }
 
 /** How many calls of an SDR campaign have not ended yet (queued, ringing or connected): its concurrency. */
+export { campaignCallsInFlightCount };
+
 export function campaignCallsInFlight(
   db: Executor,
   tenant: TenantScope,

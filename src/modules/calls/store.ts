@@ -353,6 +353,15 @@ export async function settlePlacement(
     .execute();
 }
 
+/**
+ * How many calls of a campaign are in flight, as an SQL expression over ids given as SQL (a campaign
+ * row's columns): for a condition evaluated in another module's statement (the dialer's claim).
+ */
+export function campaignCallsInFlightCount(orgId: unknown, clientId: unknown, campaignId: unknown) {
+  return sql<number>`(SELECT count(*) FROM calls c WHERE c.org_id = ${orgId} AND c.client_id = ${clientId}
+    AND c.sdr_campaign_id = ${campaignId} AND c.ended_at IS NULL)`;
+}
+
 export async function countCampaignCallsInFlight(db: Executor, tenant: TenantScope, campaignId: string) {
   const row = await db
     .selectFrom('calls')

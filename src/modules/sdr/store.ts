@@ -4,6 +4,7 @@ import type { Executor, Trx } from '../../platform/db/pool.ts';
 import type { MetadataColumn } from '../../platform/db/schema.ts';
 import { whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
+import { campaignCallsInFlightCount } from '../calls/service.ts';
 import type { CAMPAIGN_STATUSES, PROSPECT_STATUSES } from './schemas.ts';
 
 declare module '../../platform/db/schema.ts' {
@@ -194,7 +195,19 @@ export function activateDueCampaigns(db: Executor, now: Date) {
 }
 
 /** The dialer's visits, as leased work: active campaigns, least recently visited first. */
-export const visitsDue = { table: 'sdr_campaigns', prefix: 'dial_', due: sql`t.status = 'active'` };
+/**
+ * Active campaigns are due a visit when they have a free call slot, or no number to dial from (the visit pauses
+ * them, saying so). One at its concurrency with a number has nothing to do, so it is not claimed at all (a
+ * claim that finds nothing commits nothing) until one of its calls ends.
+ */
+export const visitsDue = {
+  table: 'sdr_campaigns',
+  prefix: 'dial_',
+  due: sql`t.status = 'active' AND (
+    ${campaignCallsInFlightCount(sql.ref('t.org_id'), sql.ref('t.client_id'), sql.ref('t.id'))} < t.max_concurrent_calls
+    OR (t.from_number IS NULL AND NOT EXISTS (SELECT 1 FROM sdr_settings s
+      WHERE s.org_id = t.org_id AND s.from_number IS NOT NULL)))`,
+};
 
 /** Ends a visit, in a transaction holding its lease: the next is due `revisitMs` later. */
 export async function endVisit(trx: Trx, id: string, revisitMs: number): Promise<void> {
