@@ -62,7 +62,10 @@ function table(section: Section): string {
 }
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  // `--one-process`: the service as a newcomer runs it (`npm start`: every role in one process).
+  const oneProcess = args.includes('--one-process');
+  const only = args.filter((arg) => !arg.startsWith('--'));
   process.stdout.write('building…\n');
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 
@@ -94,9 +97,7 @@ async function main(): Promise<void> {
     cwd: root,
     env: { ...process.env, ...env },
   });
-  // BENCH_PROCESSES=one: the service as a newcomer runs it (`npm start`: every role in one process).
-  // Otherwise the production topology for more than one core: each role in its own process.
-  const oneProcess = process.env.BENCH_PROCESSES === 'one';
+  // Without --one-process, the production topology for more than one core: each role in its own process.
   const service = oneProcess
     ? [start('dist/src/main.js', ['serve'], env)]
     : [
