@@ -120,6 +120,8 @@ export interface Config {
   sequenceMinuteMs: number;
   /** How long a worker holds an enrollment whose step it runs before another worker may take it over. */
   sequenceLeaseMs: number;
+  /** How often a followed smart list relative to now (`within_last_days`) is synced whole again. */
+  sequenceListResyncMs: number;
   // Gists and knowledge-base ingestion
   /** FUEL one generated gist costs (a cache hit costs nothing). */
   gistFuelCost: number;
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     sequenceTickMs: int(env, 'SEQUENCE_TICK_MS', 60_000, { min: 10, max: DAY_MS }),
     sequenceMinuteMs: int(env, 'SEQUENCE_MINUTE_MS', 60_000, { min: 1, max: DAY_MS }),
     sequenceLeaseMs: int(env, 'SEQUENCE_LEASE_MS', 120_000, { min: 100, max: DAY_MS }),
+    sequenceListResyncMs: duration(env, 'SEQUENCE_LIST_RESYNC', '1h', { min: 10, max: DAY_MS }),
     // Gists and knowledge-base ingestion
     gistFuelCost: int(env, 'GIST_FUEL_COST', 1, { min: 1, max: 1000 }),
     kbIngestLeaseMs: int(env, 'KB_INGEST_LEASE_MS', 300_000, { min: 100, max: DAY_MS }),

@@ -7,6 +7,8 @@ import { createWebhook, type Receiver, signatureMatches, startReceiver } from '.
 import { enroll, eventually, newContact, newSequence } from './support.ts';
 
 const TICK_MS = 100;
+/** How often a list relative to now is synced whole again (SEQUENCE_LIST_RESYNC), shortened. */
+const RESYNC_MS = 300;
 /** Steps wait long enough never to run during a test: only enrollments are looked at. */
 const LATER = [{ kind: 'email' as const, wait_minutes: 1000, subject: 'Hi', body: 'Hello {{first_name}}' }];
 
@@ -22,6 +24,7 @@ describe('sequences that follow a list', () => {
     t = await buildTestApp({
       SEQUENCE_TICK_MS: String(TICK_MS),
       SEQUENCE_MINUTE_MS: '60000',
+      SEQUENCE_LIST_RESYNC: `${RESYNC_MS}ms`,
       OUTBOUND_ALLOW_PRIVATE: 'true',
     });
     tenant = await createTenant(t.app);
@@ -171,6 +174,45 @@ describe('sequences that follow a list', () => {
     assert.deepEqual(reasons, ['list_change', 'list_change']);
   });
 
+  test('a smart list relative to now: a contact that time moves out of it is unenrolled (list_change)', async () => {
+    const tag = `recent-${Date.now()}`;
+    const list = await newList({
+      processing_type: 'smart',
+      filter_branch: {
+        and: [
+          { field: 'tags', operator: 'has', value: tag },
+          { field: 'created_at', operator: 'within_last_days', value: 1 },
+        ],
+      },
+    });
+    const [a, b] = [await newContact(call, { tags: [tag] }), await newContact(call, { tags: [tag] })];
+    const sequence = await newSequence(call, LATER, { list_id: list.id });
+    await activeAre(sequence.id, [a.id, b.id]);
+    const [enrollment] = (await enrollments(sequence.id)).filter((e) => e.contact_id === a.id);
+
+    // Two days pass for a: time writes nothing, so the backdating leaves no mark behind it.
+    await t.platform.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('contacts')
+        .set({ created_at: new Date(Date.now() - 2 * 24 * 3600_000) })
+        .where('id', '=', a.id)
+        .execute();
+      await trx.deleteFrom('sequence_list_marks').where('contact_id', '=', a.id).execute();
+    });
+    await activeAre(sequence.id, [b.id]);
+    const left = (await enrollments(sequence.id)).find((e) => e.id === enrollment.id);
+    assert.equal(left.status, 'cancelled');
+    assert.equal(left.paused_reason, 'list_change');
+    const unenrolled = await eventually(async () => {
+      const found = delivered('sequence.contact_unenrolled', enrollment.id);
+      return found.length > 0 && found;
+    });
+    assert.equal(unenrolled[0].body.data.reason, 'list_change');
+    // Synced again and again, the list enrolls b no second time.
+    await sleep(RESYNC_MS * 3);
+    assert.equal((await enrollments(sequence.id)).length, 2);
+  });
+
   test('emit_flow_triggers false turns the link off; turned on, the list is synced', async () => {
     const list = await newList({ emit_flow_triggers: false });
     const [a, b] = await Promise.all([newContact(call), newContact(call)]);
@@ -246,7 +288,7 @@ describe('sequences that follow a list', () => {
       list.id,
       contacts.map((c) => c.id),
     );
-    const context = { db: t.platform.db, minuteMs: 60_000, batchSize: 50 };
+    const context = { db: t.platform.db, minuteMs: 60_000, batchSize: 50, resyncMs: RESYNC_MS };
     await Promise.all([followLists(context), followLists(context), followLists(context)]);
     const enrolled = () =>
       t.platform.db

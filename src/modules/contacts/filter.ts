@@ -273,6 +273,15 @@ function checkValue(
   }
 }
 
+/** Operators whose conditions are relative to now: their matches change as time passes, with no write. */
+export const RELATIVE_TIME_OPERATORS = ['within_last_days'] as const;
+
+/** True when a stored filter tree (a jsonb column) has a condition relative to now, at any depth. */
+export function hasRelativeTimeCondition(filter: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`jsonb_path_exists(${filter}, 'lax $.** ? (@.operator == $operators[*])',
+    jsonb_build_object('operators', ${JSON.stringify(RELATIVE_TIME_OPERATORS)}::jsonb))`;
+}
+
 /** The SQL predicate of a validated tree, over `contacts AS c`. */
 export function compileFilter(node: FilterNode): RawBuilder<boolean> {
   if ('and' in node) return sql<boolean>`(${sql.join(node.and.map(compileFilter), sql` AND `)})`;

@@ -16,7 +16,7 @@ import {
   emitContactUpdated,
   type SubRecordChange,
 } from './events.ts';
-import { compileFilter, type FilterNode, validateFilter } from './filter.ts';
+import { compileFilter, type FilterNode, hasRelativeTimeCondition, validateFilter } from './filter.ts';
 import { companyDomainOfEmail, deriveFullName, normalizeEmail, normalizePhone } from './identity.ts';
 import {
   type ContactExclusions,
@@ -44,8 +44,9 @@ export { companyContactsGistJson, contactCompanyId, contactExcluded, contactGist
 
 /** A contact filter: a tree of and/or groups of conditions on a contact's fields. */
 export type ContactFilter = FilterNode;
+/** A SQL piece: true when a stored filter has a condition relative to now (its matches move with time). */
 /** The platform's one phone rule (E.164 with libphonenumber-js), for every module that takes a phone number. */
-export { normalizePhone };
+export { hasRelativeTimeCondition, normalizePhone };
 
 export interface ContactUpsertInput {
   email?: string;

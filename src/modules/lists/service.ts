@@ -29,6 +29,7 @@ import {
   listContactIds,
   listLists,
   listStaticMembers,
+  listTimeRelative,
   listVersion,
   lockList,
   shareList,
@@ -36,8 +37,11 @@ import {
 } from './store.ts';
 
 export type { ListRecord } from './store.ts';
-/** SQL pieces for a sequence that follows a list (see docs/architecture.md): its members now, its version. */
-export { listContactIds, listVersion };
+/**
+ * SQL pieces for a sequence that follows a list (see docs/architecture.md): its members now, its version,
+ * whether time alone moves its members.
+ */
+export { listContactIds, listTimeRelative, listVersion };
 
 /** Lists as request bodies of other modules refer to them (a sequence's `list_id`). */
 export const LIST: Referable = {

@@ -9,6 +9,7 @@ import {
   contactExcluded,
   contactIdsMatching,
   type ContactFilter as FilterNode,
+  hasRelativeTimeCondition,
 } from '../contacts/service.ts';
 import { dealArchived } from '../deals/service.ts';
 
@@ -237,4 +238,14 @@ export function listContactIds(tenant: TenantScope, list: ListRecord, only?: unk
 /** The list's version as a SQL piece: its updated_at, which every change of its definition moves. */
 export function listVersion(orgId: unknown, listId: unknown) {
   return sql<Date | null>`(SELECT l.updated_at FROM crm_lists l WHERE l.org_id = ${orgId} AND l.id = ${listId})`;
+}
+
+/**
+ * True when time alone moves the list's members, with no write (a smart list whose filter has a
+ * condition relative to now, such as `within_last_days`), as a SQL piece.
+ */
+export function listTimeRelative(orgId: unknown, listId: unknown) {
+  return sql<boolean>`coalesce((SELECT l.processing_type = 'smart'
+      AND ${hasRelativeTimeCondition(sql.ref('l.filter_branch'))}
+    FROM crm_lists l WHERE l.org_id = ${orgId} AND l.id = ${listId}), false)`;
 }

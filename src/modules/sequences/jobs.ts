@@ -51,7 +51,12 @@ const LIST_BATCH = 1000;
 export function sequenceJobs(platform: Platform): { loops: Loop[] } {
   const context = sequenceTickContext(platform);
   const { db, config } = platform;
-  const lists = { db, minuteMs: config.sequenceMinuteMs, batchSize: LIST_BATCH };
+  const lists = {
+    db,
+    minuteMs: config.sequenceMinuteMs,
+    batchSize: LIST_BATCH,
+    resyncMs: config.sequenceListResyncMs,
+  };
   return {
     loops: [
       sequenceTickLoop(context),

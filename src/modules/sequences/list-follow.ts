@@ -4,10 +4,17 @@ import { newId } from '../../platform/db/ids.ts';
 import type { Db, Trx } from '../../platform/db/pool.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
 import { contactEmailAddresses } from '../contacts/service.ts';
-import { findListRecord, type ListRecord, listContactIds, listVersion } from '../lists/service.ts';
+import {
+  findListRecord,
+  type ListRecord,
+  listContactIds,
+  listTimeRelative,
+  listVersion,
+} from '../lists/service.ts';
 import {
   cancelActiveEnrollments,
   emailUnsubscribed,
+  type FollowedList,
   type FollowingSequence,
   followingSequencesOf,
   insertListEnrollments,
@@ -30,7 +37,8 @@ import type { Step } from './store.ts';
  * Two passes, on every worker, share the work: a whole-list sync of each sequence just linked,
  * re-activated or whose list's definition changed (its version, the list's updated_at), and the marked
  * contacts: every write of a contact, its phones and emails, its company or a static list's members
- * marks the contact in its transaction (triggers of migration 1040), so a write never rescans a list.
+ * marks the contact in its transaction (triggers of migration 1040), so a write never rescans a list. A smart list relative to now (`within_last_days`) changes with no write:
+ * it is synced whole again every `resyncMs`.
  * One pass at a time per sequence (an advisory lock), and the membership row's insert or delete is the
  * unique key of each join and leave: two workers, or a pass that is retried, enroll and cancel once.
  */
@@ -48,6 +56,12 @@ export interface ListFollowContext {
   minuteMs: number;
   /** Marks taken per transaction. */
   batchSize: number;
+  /** How often a list whose members move with time alone is synced whole again. */
+  resyncMs: number;
+}
+
+function followedList(context: ListFollowContext): FollowedList {
+  return { version: listVersion, timeRelative: listTimeRelative, resyncMs: context.resyncMs };
 }
 
 /** One round: whole-list syncs, then the marked contacts; true when marks were left for the next round. */
@@ -63,7 +77,9 @@ export async function followLists(context: ListFollowContext): Promise<boolean> 
 async function syncWholeLists(context: ListFollowContext): Promise<void> {
   const seen: string[] = [];
   for (;;) {
-    const due = await inTransaction(context.db, (trx) => sequencesToSync(trx, listVersion, seen, 20));
+    const due = await inTransaction(context.db, (trx) =>
+      sequencesToSync(trx, followedList(context), seen, 20),
+    );
     if (due.length === 0) return;
     for (const candidate of due) {
       seen.push(candidate.id);
@@ -77,8 +93,9 @@ async function syncWholeList(
   trx: Trx,
   candidate: { org_id: string; id: string },
 ): Promise<void> {
-  const sequence = await lockFollowingSequence(trx, candidate, listVersion);
-  if (!sequence || sequence.version === null || sequence.version === sequence.synced) return;
+  const sequence = await lockFollowingSequence(trx, candidate, followedList(context));
+  if (!sequence || sequence.version === null) return;
+  if (sequence.version === sequence.synced && !sequence.resync_due) return;
   const tenant = tenantOf(sequence);
   const list = await findListRecord(trx, tenant, sequence.list_id);
   if (!list) return;
@@ -107,7 +124,7 @@ async function followMarks(context: ListFollowContext, trx: Trx): Promise<number
     const { tenant, ids } = byTenant.get(key) as { tenant: TenantScope; ids: Set<string> };
     const contactIds = [...ids];
     for (const candidate of await followingSequencesOf(trx, tenant)) {
-      const sequence = await lockFollowingSequence(trx, candidate, listVersion);
+      const sequence = await lockFollowingSequence(trx, candidate, followedList(context));
       // A whole-list sync is due: it reads these contacts as they are then.
       if (!sequence || sequence.version !== sequence.synced) continue;
       const list = await findListRecord(trx, tenant, sequence.list_id);

@@ -15,12 +15,26 @@ export interface ListMark {
   contact_id: string;
 }
 
-/** A following sequence, with its list's version now and the one it synced, as text (exact). */
+/**
+ * A following sequence, with its list's version now and the one it synced, as text (exact), and whether
+ * its list's members move with time alone and were last synced whole longer ago than the resync period.
+ */
 export type FollowingSequence = SequenceRow & {
   list_id: string;
   version: string | null;
   synced: string | null;
+  resync_due: boolean;
 };
+
+/** How the pass reads the list a sequence follows: SQL pieces of the lists module, and the resync period. */
+export interface FollowedList {
+  /** The list's version: what changes when its definition does. */
+  version: (orgId: unknown, listId: unknown) => RawBuilder<Date | null>;
+  /** True when time alone moves the list's members (a smart list with a condition relative to now). */
+  timeRelative: (orgId: unknown, listId: unknown) => RawBuilder<boolean>;
+  /** How often such a list is synced whole again. */
+  resyncMs: number;
+}
 
 /**
  * Takes up to `limit` marks, oldest first, skipping those another pass holds; they are gone once the
@@ -35,25 +49,33 @@ export async function takeListMarks(trx: Trx, limit: number): Promise<ListMark[]
   return rows;
 }
 
-function followingColumns(version: (orgId: unknown, listId: unknown) => RawBuilder<Date | null>) {
-  return sql`s.*, ${version(sql.ref('s.org_id'), sql.ref('s.list_id'))}::text AS version,
-    s.list_synced_version::text AS synced`;
+function followingColumns(list: FollowedList) {
+  return sql`s.*, ${list.version(sql.ref('s.org_id'), sql.ref('s.list_id'))}::text AS version,
+    s.list_synced_version::text AS synced, ${resyncDue(list)} AS resync_due`;
+}
+
+/** A time-relative list's members last synced whole longer ago than the period: nothing marks who time moved. */
+function resyncDue(list: FollowedList) {
+  return sql<boolean>`(s.list_synced_at IS NULL
+      OR s.list_synced_at < now() - ${list.resyncMs}::float8 * interval '1 millisecond')
+    AND ${list.timeRelative(sql.ref('s.org_id'), sql.ref('s.list_id'))}`;
 }
 
 /**
- * Sequences of any tenant whose whole list is to be synced (just linked, re-activated, or the list
- * changed), up to `limit`, leaving out `skip`.
+ * Sequences of any tenant whose whole list is to be synced (just linked, re-activated, the list
+ * changed, or its resync is due), up to `limit`, leaving out `skip`.
  */
 export async function sequencesToSync(
   trx: Trx,
-  version: (orgId: unknown, listId: unknown) => RawBuilder<Date | null>,
+  list: FollowedList,
   skip: string[],
   limit: number,
 ): Promise<{ org_id: string; client_id: string; id: string }[]> {
   const { rows } = await sql<{ org_id: string; client_id: string; id: string }>`
     SELECT s.org_id, s.client_id, s.id FROM sequences s
     WHERE s.list_id IS NOT NULL AND s.status = 'active'
-      AND s.list_synced_version IS DISTINCT FROM ${version(sql.ref('s.org_id'), sql.ref('s.list_id'))}
+      AND (s.list_synced_version IS DISTINCT FROM ${list.version(sql.ref('s.org_id'), sql.ref('s.list_id'))}
+        OR ${resyncDue(list)})
       AND s.id <> ALL(${skip}::uuid[])
     ORDER BY s.org_id, s.id
     LIMIT ${limit}`.execute(trx);
@@ -67,13 +89,13 @@ export async function sequencesToSync(
 export async function lockFollowingSequence(
   trx: Trx,
   sequence: { org_id: string; id: string },
-  version: (orgId: unknown, listId: unknown) => RawBuilder<Date | null>,
+  list: FollowedList,
 ): Promise<FollowingSequence | undefined> {
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`sequence-list:${sequence.id}`}, 0))`.execute(
     trx,
   );
   const { rows } = await sql<FollowingSequence>`
-    SELECT ${followingColumns(version)} FROM sequences s
+    SELECT ${followingColumns(list)} FROM sequences s
     WHERE s.org_id = ${sequence.org_id} AND s.id = ${sequence.id}
       AND s.list_id IS NOT NULL AND s.status = 'active'
     FOR SHARE OF s`.execute(trx);
@@ -96,12 +118,13 @@ export async function followingSequencesOf(
     .execute();
 }
 
+/** Records a whole-list sync: the list's version it read, and when. */
 export async function setSyncedVersion(
   trx: Trx,
   sequence: { org_id: string; id: string },
   version: string,
 ): Promise<void> {
-  await sql`UPDATE sequences SET list_synced_version = ${version}::timestamptz
+  await sql`UPDATE sequences SET list_synced_version = ${version}::timestamptz, list_synced_at = now()
     WHERE org_id = ${sequence.org_id} AND id = ${sequence.id}`.execute(trx);
 }
 

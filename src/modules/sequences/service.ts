@@ -44,7 +44,7 @@ import {
 
 export type { Step } from './store.ts';
 
-export type Sequence = Omit<SequenceRow, 'org_id' | 'list_synced_version'>;
+export type Sequence = Omit<SequenceRow, 'org_id' | 'list_synced_version' | 'list_synced_at'>;
 export type Enrollment = Omit<
   EnrollmentRow,
   'org_id' | 'client_id' | 'lease_id' | 'lease_until' | 'attempts' | 'updated_at'
@@ -69,7 +69,7 @@ export interface SequencePatch {
 }
 
 export function toSequence(row: SequenceRow): Sequence {
-  const { org_id: _orgId, list_synced_version: _synced, ...sequence } = row;
+  const { org_id: _orgId, list_synced_version: _synced, list_synced_at: _syncedAt, ...sequence } = row;
   return sequence;
 }
 

@@ -47,6 +47,8 @@ export interface SequencesTable {
   list_id: string | null;
   /** The list's version its membership reflects; null: the whole list is to be synced. */
   list_synced_version: NullableTimestamp;
+  /** When the whole list was last synced (a time-relative list is synced again after `SEQUENCE_LIST_RESYNC`). */
+  list_synced_at: NullableTimestamp;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
