@@ -4,7 +4,7 @@ import { followLists } from '../../src/modules/sequences/list-follow.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
 import { buildTestApp, createTenant, sleep, type TestApp, type TestTenant } from '../helpers.ts';
 import { createWebhook, type Receiver, signatureMatches, startReceiver } from '../webhooks/receiver.ts';
-import { enroll, eventually, newContact, newSequence } from './support.ts';
+import { enroll, eventually, newContact, newSequence, simulatedEmails } from './support.ts';
 
 const TICK_MS = 100;
 /** How often a list relative to now is synced whole again (SEQUENCE_LIST_RESYNC), shortened. */
@@ -211,6 +211,53 @@ describe('sequences that follow a list', () => {
     // Synced again and again, the list enrolls b no second time.
     await sleep(RESYNC_MS * 3);
     assert.equal((await enrollments(sequence.id)).length, 2);
+  });
+
+  test('a one-click unsubscribe from a sequence email takes the contact out of a list that excludes the unsubscribed', async () => {
+    const list = await newList({ exclude_unsubscribed: true });
+    const contact = await newContact(call);
+    await addMembers(list.id, [contact.id]);
+    const following = await newSequence(call, LATER, { list_id: list.id });
+    await activeAre(following.id, [contact.id]);
+    const membership = () =>
+      t.platform.db
+        .selectFrom('sequence_list_members')
+        .select('contact_id')
+        .where('sequence_id', '=', following.id)
+        .execute();
+    assert.equal((await membership()).length, 1);
+
+    // Another sequence emails the contact, who unsubscribes through the email's link.
+    const mailing = await newSequence(call, [
+      { kind: 'email', wait_minutes: 0, subject: 'Hi', body: 'Hello' },
+    ]);
+    await enroll(call, mailing.id, contact.id);
+    const [mail] = await eventually(async () => {
+      const got = await simulatedEmails(t, contact.email);
+      return got.length > 0 && got;
+    });
+    const link = /^<(.+)>$/.exec(mail.headers['List-Unsubscribe'])?.[1] as string;
+    const oneClick = await t.app.inject({
+      method: 'POST',
+      url: new URL(link).pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
+    assert.equal(oneClick.statusCode, 200);
+    await activeAre(following.id, []);
+    await eventually(async () => (await membership()).length === 0);
+
+    // With a new address that never unsubscribed, the contact is a member again: a new join, a new enrollment.
+    const added = await call('POST', `/crm/contacts/${contact.id}/emails`, {
+      email: `new-${Date.now()}@example.test`,
+    });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    const emails = (await call('GET', `/crm/contacts/${contact.id}/emails`)).body.data;
+    const old = emails.find((e: any) => e.email === contact.email);
+    assert.equal((await call('DELETE', `/crm/contacts/${contact.id}/emails/${old.id}`)).status, 204);
+    await activeAre(following.id, [contact.id]);
+    const [rejoined] = await enrollments(following.id, 'active');
+    assert.deepEqual(rejoined.metadata, { source: 'list', list_id: list.id });
   });
 
   test('emit_flow_triggers false turns the link off; turned on, the list is synced', async () => {

@@ -36,8 +36,9 @@ import type { Step } from './store.ts';
  *
  * Two passes, on every worker, share the work: a whole-list sync of each sequence just linked,
  * re-activated or whose list's definition changed (its version, the list's updated_at), and the marked
- * contacts: every write of a contact, its phones and emails, its company or a static list's members
- * marks the contact in its transaction (triggers of migration 1040), so a write never rescans a list. A smart list relative to now (`within_last_days`) changes with no write:
+ * contacts: every write of a contact, its phones and emails, its company, a static list's members or an
+ * email unsubscribe marks the contact in its transaction (triggers of migrations 1040 and 1062), so a
+ * write never rescans a list. A smart list relative to now (`within_last_days`) changes with no write:
  * it is synced whole again every `resyncMs`.
  * One pass at a time per sequence (an advisory lock), and the membership row's insert or delete is the
  * unique key of each join and leave: two workers, or a pass that is retried, enroll and cancel once.
