@@ -41,6 +41,7 @@ export interface FollowedList {
  * transaction commits, and back if it rolls back.
  */
 export async function takeListMarks(trx: Trx, limit: number): Promise<ListMark[]> {
+  // Not leased work: a batch of marks and the joins it makes commit or roll back as one (docs/architecture.md).
   const { rows } = await sql<ListMark>`
     DELETE FROM sequence_list_marks m
     WHERE (m.org_id, m.id) IN (
@@ -91,6 +92,7 @@ export async function lockFollowingSequence(
   sequence: { org_id: string; id: string },
   list: FollowedList,
 ): Promise<FollowingSequence | undefined> {
+  // Orders the passes of one sequence, as no lease can: a lease holds rows, not a sequence's joins and leaves.
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`sequence-list:${sequence.id}`}, 0))`.execute(
     trx,
   );
