@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Call, caller } from '../crm/crm-client.ts';
+import { aiJobLoops } from '../../src/modules/ai-jobs/jobs.ts';
+import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import {
   adminCall,
   buildTestApp,
@@ -289,5 +290,80 @@ describe('AI jobs: pre-call briefs and lead enrichments', () => {
       payload: { count: 1 },
     });
     assert.equal(refused.statusCode, 401);
+  });
+});
+
+/**
+ * The AI job loop run by the test, one pass at a time, with `AI_JOB_FUEL_COST=3`: what is debited and
+ * refunded is the configured cost, and a job its workers never finished fails `worker_lost` once.
+ */
+describe('AI jobs at a cost of 3 FUEL, the loop run by hand', () => {
+  const GRANT = 20;
+  let t: TestApp;
+  let call: Call;
+  let agency: Call;
+
+  before(async () => {
+    t = await buildTestApp({ AI_JOB_FUEL_COST: '3' });
+    const tenant = await createTenant(t.app);
+    call = caller(t, tenant.client);
+    agency = caller(t, tenant.agency);
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: GRANT });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const runLoop = () => aiJobLoops(t.platform)[0].run();
+  const fuel = async (): Promise<number> => (await agency('GET', '/fuel')).body.fuel.balance;
+  const job = async (id: string) => (await call('GET', `/ai/jobs/${id}`)).body.job;
+  const ledgerOf = async (id: string) =>
+    (await agency('GET', '/fuel/ledger?limit=200')).body.data
+      .filter((entry: any) => entry.reference_id === id)
+      .map((entry: any) => entry.amount)
+      .sort();
+  async function briefOfNewContact(email: string): Promise<string> {
+    const { body } = await call('POST', '/crm/contacts', { email });
+    const asked = await call('POST', `/ai/contacts/${body.contact.id}/precall-brief`, {});
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    assert.equal(asked.body.job.fuel_cost, 3);
+    return asked.body.job.id;
+  }
+
+  test('3 debited on acceptance, kept when written, 3 refunded when the model fails', async () => {
+    const written = await briefOfNewContact('three@cost.example');
+    assert.equal(await fuel(), GRANT - 3);
+    await runLoop();
+    assert.equal((await job(written)).status, 'completed');
+    assert.equal(await fuel(), GRANT - 3);
+
+    await adminCall(t.app, 'POST', '/simulator/llm/failures', { count: 1 });
+    const failed = await briefOfNewContact('three@fail.example');
+    assert.equal(await fuel(), GRANT - 6);
+    await runLoop();
+    assert.equal((await job(failed)).error_code, 'ai_unavailable');
+    assert.equal(await fuel(), GRANT - 3);
+    assert.deepEqual(await ledgerOf(failed), [-3, 3]);
+  });
+
+  test('a job claimed past its attempts (its workers died) fails worker_lost, refunded once', async () => {
+    const lost = await briefOfNewContact('lost@cost.example');
+    const before = await fuel();
+    // As three workers that each claimed it and died would leave it: running, its lease over.
+    await t.database.pool.query(
+      `UPDATE ai_jobs SET status = 'running', attempts = $2, lease_until = now() - interval '1 second' WHERE id = $1`,
+      [lost, t.config.aiJobMaxAttempts],
+    );
+    await runLoop();
+    await runLoop();
+    const now = await job(lost);
+    assert.equal(now.status, 'failed');
+    assert.equal(now.error_code, 'worker_lost');
+    assert.equal(now.result, null);
+    assert.equal(await fuel(), before + 3);
+    assert.deepEqual(await ledgerOf(lost), [-3, 3]);
+    const failures = (await eventsOf(call, 'ai.job.failed')).filter((event) => event.data.id === lost);
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0].data.error_code, 'worker_lost');
   });
 });
