@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { aiJobLoops } from '../../src/modules/ai-jobs/jobs.ts';
+import type { LlmProvider } from '../../src/providers/llm/index.ts';
 import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import {
   adminCall,
@@ -298,7 +299,7 @@ describe('AI jobs: pre-call briefs and lead enrichments', () => {
  * refunded is the configured cost, and a job its workers never finished fails `worker_lost` once.
  */
 describe('AI jobs at a cost of 3 FUEL, the loop run by hand', () => {
-  const GRANT = 20;
+  const GRANT = 40;
   let t: TestApp;
   let call: Call;
   let agency: Call;
@@ -314,7 +315,8 @@ describe('AI jobs at a cost of 3 FUEL, the loop run by hand', () => {
     await t?.close();
   });
 
-  const runLoop = () => aiJobLoops(t.platform)[0].run();
+  const runLoop = (llm: LlmProvider = t.platform.providers.llm) =>
+    aiJobLoops({ ...t.platform, providers: { ...t.platform.providers, llm } })[0].run();
   const fuel = async (): Promise<number> => (await agency('GET', '/fuel')).body.fuel.balance;
   const job = async (id: string) => (await call('GET', `/ai/jobs/${id}`)).body.job;
   const ledgerOf = async (id: string) =>
@@ -365,5 +367,73 @@ describe('AI jobs at a cost of 3 FUEL, the loop run by hand', () => {
     const failures = (await eventsOf(call, 'ai.job.failed')).filter((event) => event.data.id === lost);
     assert.equal(failures.length, 1);
     assert.equal(failures[0].data.error_code, 'worker_lost');
+  });
+
+  async function dentalCompany(name: string, fields: Record<string, unknown> = {}): Promise<string> {
+    const domain = `${name.toLowerCase().replace(/ /g, '')}.example`;
+    const { body } = await call('POST', '/crm/companies', { name, domain, ...fields });
+    const logged = await call('POST', '/crm/activities', {
+      activity_type: 'note',
+      company_id: body.company.id,
+      body: `${name} runs four clinics in Porto.`,
+      performed_at: '2026-11-22T09:00:00Z',
+    });
+    assert.equal(logged.status, 201, JSON.stringify(logged.body));
+    return body.company.id;
+  }
+  const companyUpdates = async (id: string) =>
+    (await eventsOf(call, 'company.updated')).filter((event) => event.data.id === id);
+
+  test('a company enrichment with apply writes its empty fields only, with one company.updated', async () => {
+    const id = await dentalCompany('Acme Dental', { industry: 'Dentistry' });
+    const asked = await call('POST', `/ai/companies/${id}/enrich`, { apply: true, metadata: { batch: 9 } });
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    await runLoop();
+    const done = await job(asked.body.job.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(
+      done.result.proposals.map((proposal: any) => proposal.field),
+      ['business_description'],
+      'nothing is proposed for a field that has a value',
+    );
+    assert.deepEqual(done.result.applied, ['business_description']);
+    const { body } = await call('GET', `/crm/companies/${id}`);
+    assert.equal(body.company.industry, 'Dentistry');
+    assert.match(body.company.business_description, /runs four clinics/);
+
+    const [update, ...more] = await companyUpdates(id);
+    assert.deepEqual(more, [], 'one company.updated');
+    const { changed_fields, previous_attributes, ...company } = update.data;
+    assert.deepEqual(company, body.company);
+    assert.deepEqual(changed_fields, ['business_description']);
+    assert.deepEqual(previous_attributes, { business_description: null });
+    assert.deepEqual(update.metadata, { batch: 9 }, 'the enrichment’s metadata');
+  });
+
+  test('a field a person fills between the proposal and the apply is not overwritten', async () => {
+    const id = await dentalCompany('Bright Dental');
+    const builtin = t.platform.providers.llm;
+    // The model answers, then a person sets the industry before the job writes its proposals.
+    const racing: LlmProvider = Object.assign(Object.create(builtin), {
+      proposeEnrichment: async (source: Parameters<LlmProvider['proposeEnrichment']>[0]) => {
+        const proposed = await builtin.proposeEnrichment(source);
+        const set = await call('PATCH', `/crm/companies/${id}`, { industry: 'Orthodontics' });
+        assert.equal(set.status, 200);
+        return proposed;
+      },
+    });
+    const asked = await call('POST', `/ai/companies/${id}/enrich`, { apply: true });
+    await runLoop(racing);
+    const done = await job(asked.body.job.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const proposed = Object.fromEntries(done.result.proposals.map((p: any) => [p.field, p.value]));
+    assert.equal(proposed.industry, 'Healthcare', 'proposed while the industry was empty');
+    assert.deepEqual(done.result.applied, ['business_description']);
+    assert.equal((await call('GET', `/crm/companies/${id}`)).body.company.industry, 'Orthodontics');
+    assert.deepEqual(
+      (await companyUpdates(id)).map((event) => event.data.changed_fields),
+      [['industry'], ['business_description']],
+      'the person’s change, then the enrichment’s',
+    );
   });
 });
