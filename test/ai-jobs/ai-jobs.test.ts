@@ -215,14 +215,15 @@ describe('AI jobs: pre-call briefs and lead enrichments', () => {
     assert.ok(signatureMatches(event, secret));
     assert.deepEqual(event.body.data, job);
     assert.deepEqual(event.body.metadata, { batch: 7 });
-    await eventually(async () =>
-      receiver.requests.some(
+    const update = await eventually(async () =>
+      receiver.requests.find(
         (request) =>
           request.body?.type === 'contact.updated' &&
           request.body.data.id === contact &&
           request.body.data.changed_fields.includes('title'),
       ),
     );
+    assert.deepEqual(update.body.metadata, { batch: 7 }, 'the apply echoes the job’s metadata');
 
     // A value a person set is never overwritten, and nothing is proposed for it.
     await call('PATCH', `/crm/contacts/${contact}`, { title: 'COO' });
