@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Call, caller } from '../crm/crm-client.ts';
+import { aiJobLoops } from '../../src/modules/ai-jobs/jobs.ts';
+import type { LlmProvider } from '../../src/providers/llm/index.ts';
+import { type Call, caller, eventsOf } from '../crm/crm-client.ts';
 import {
   adminCall,
   buildTestApp,
@@ -213,14 +215,15 @@ describe('AI jobs: pre-call briefs and lead enrichments', () => {
     assert.ok(signatureMatches(event, secret));
     assert.deepEqual(event.body.data, job);
     assert.deepEqual(event.body.metadata, { batch: 7 });
-    await eventually(async () =>
-      receiver.requests.some(
+    const update = await eventually(async () =>
+      receiver.requests.find(
         (request) =>
           request.body?.type === 'contact.updated' &&
           request.body.data.id === contact &&
           request.body.data.changed_fields.includes('title'),
       ),
     );
+    assert.deepEqual(update.body.metadata, { batch: 7 }, 'the apply echoes the job’s metadata');
 
     // A value a person set is never overwritten, and nothing is proposed for it.
     await call('PATCH', `/crm/contacts/${contact}`, { title: 'COO' });
@@ -289,5 +292,149 @@ describe('AI jobs: pre-call briefs and lead enrichments', () => {
       payload: { count: 1 },
     });
     assert.equal(refused.statusCode, 401);
+  });
+});
+
+/**
+ * The AI job loop run by the test, one pass at a time, with `AI_JOB_FUEL_COST=3`: what is debited and
+ * refunded is the configured cost, and a job its workers never finished fails `worker_lost` once.
+ */
+describe('AI jobs at a cost of 3 FUEL, the loop run by hand', () => {
+  const GRANT = 40;
+  let t: TestApp;
+  let call: Call;
+  let agency: Call;
+
+  before(async () => {
+    t = await buildTestApp({ AI_JOB_FUEL_COST: '3' });
+    const tenant = await createTenant(t.app);
+    call = caller(t, tenant.client);
+    agency = caller(t, tenant.agency);
+    await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: GRANT });
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  const runLoop = (llm: LlmProvider = t.platform.providers.llm) =>
+    aiJobLoops({ ...t.platform, providers: { ...t.platform.providers, llm } })[0].run();
+  const fuel = async (): Promise<number> => (await agency('GET', '/fuel')).body.fuel.balance;
+  const job = async (id: string) => (await call('GET', `/ai/jobs/${id}`)).body.job;
+  const ledgerOf = async (id: string) =>
+    (await agency('GET', '/fuel/ledger?limit=200')).body.data
+      .filter((entry: any) => entry.reference_id === id)
+      .map((entry: any) => entry.amount)
+      .sort();
+  async function briefOfNewContact(email: string): Promise<string> {
+    const { body } = await call('POST', '/crm/contacts', { email });
+    const asked = await call('POST', `/ai/contacts/${body.contact.id}/precall-brief`, {});
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    assert.equal(asked.body.job.fuel_cost, 3);
+    return asked.body.job.id;
+  }
+
+  test('3 debited on acceptance, kept when written, 3 refunded when the model fails', async () => {
+    const written = await briefOfNewContact('three@cost.example');
+    assert.equal(await fuel(), GRANT - 3);
+    await runLoop();
+    assert.equal((await job(written)).status, 'completed');
+    assert.equal(await fuel(), GRANT - 3);
+
+    await adminCall(t.app, 'POST', '/simulator/llm/failures', { count: 1 });
+    const failed = await briefOfNewContact('three@fail.example');
+    assert.equal(await fuel(), GRANT - 6);
+    await runLoop();
+    assert.equal((await job(failed)).error_code, 'ai_unavailable');
+    assert.equal(await fuel(), GRANT - 3);
+    assert.deepEqual(await ledgerOf(failed), [-3, 3]);
+  });
+
+  test('a job claimed past its attempts (its workers died) fails worker_lost, refunded once', async () => {
+    const lost = await briefOfNewContact('lost@cost.example');
+    const before = await fuel();
+    // As three workers that each claimed it and died would leave it: running, its lease over.
+    await t.database.pool.query(
+      `UPDATE ai_jobs SET status = 'running', attempts = $2, lease_until = now() - interval '1 second' WHERE id = $1`,
+      [lost, t.config.aiJobMaxAttempts],
+    );
+    await runLoop();
+    await runLoop();
+    const now = await job(lost);
+    assert.equal(now.status, 'failed');
+    assert.equal(now.error_code, 'worker_lost');
+    assert.equal(now.result, null);
+    assert.equal(await fuel(), before + 3);
+    assert.deepEqual(await ledgerOf(lost), [-3, 3]);
+    const failures = (await eventsOf(call, 'ai.job.failed')).filter((event) => event.data.id === lost);
+    assert.equal(failures.length, 1);
+    assert.equal(failures[0].data.error_code, 'worker_lost');
+  });
+
+  async function dentalCompany(name: string, fields: Record<string, unknown> = {}): Promise<string> {
+    const domain = `${name.toLowerCase().replace(/ /g, '')}.example`;
+    const { body } = await call('POST', '/crm/companies', { name, domain, ...fields });
+    const logged = await call('POST', '/crm/activities', {
+      activity_type: 'note',
+      company_id: body.company.id,
+      body: `${name} runs four clinics in Porto.`,
+      performed_at: '2026-11-22T09:00:00Z',
+    });
+    assert.equal(logged.status, 201, JSON.stringify(logged.body));
+    return body.company.id;
+  }
+  const companyUpdates = async (id: string) =>
+    (await eventsOf(call, 'company.updated')).filter((event) => event.data.id === id);
+
+  test('a company enrichment with apply writes its empty fields only, with one company.updated', async () => {
+    const id = await dentalCompany('Acme Dental', { industry: 'Dentistry' });
+    const asked = await call('POST', `/ai/companies/${id}/enrich`, { apply: true, metadata: { batch: 9 } });
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    await runLoop();
+    const done = await job(asked.body.job.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(
+      done.result.proposals.map((proposal: any) => proposal.field),
+      ['business_description'],
+      'nothing is proposed for a field that has a value',
+    );
+    assert.deepEqual(done.result.applied, ['business_description']);
+    const { body } = await call('GET', `/crm/companies/${id}`);
+    assert.equal(body.company.industry, 'Dentistry');
+    assert.match(body.company.business_description, /runs four clinics/);
+
+    const [update, ...more] = await companyUpdates(id);
+    assert.deepEqual(more, [], 'one company.updated');
+    const { changed_fields, previous_attributes, ...company } = update.data;
+    assert.deepEqual(company, body.company);
+    assert.deepEqual(changed_fields, ['business_description']);
+    assert.deepEqual(previous_attributes, { business_description: null });
+    assert.deepEqual(update.metadata, { batch: 9 }, 'the enrichment’s metadata');
+  });
+
+  test('a field a person fills between the proposal and the apply is not overwritten', async () => {
+    const id = await dentalCompany('Bright Dental');
+    const builtin = t.platform.providers.llm;
+    // The model answers, then a person sets the industry before the job writes its proposals.
+    const racing: LlmProvider = Object.assign(Object.create(builtin), {
+      proposeEnrichment: async (source: Parameters<LlmProvider['proposeEnrichment']>[0]) => {
+        const proposed = await builtin.proposeEnrichment(source);
+        const set = await call('PATCH', `/crm/companies/${id}`, { industry: 'Orthodontics' });
+        assert.equal(set.status, 200);
+        return proposed;
+      },
+    });
+    const asked = await call('POST', `/ai/companies/${id}/enrich`, { apply: true });
+    await runLoop(racing);
+    const done = await job(asked.body.job.id);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const proposed = Object.fromEntries(done.result.proposals.map((p: any) => [p.field, p.value]));
+    assert.equal(proposed.industry, 'Healthcare', 'proposed while the industry was empty');
+    assert.deepEqual(done.result.applied, ['business_description']);
+    assert.equal((await call('GET', `/crm/companies/${id}`)).body.company.industry, 'Orthodontics');
+    assert.deepEqual(
+      (await companyUpdates(id)).map((event) => event.data.changed_fields),
+      [['industry'], ['business_description']],
+      'the person’s change, then the enrichment’s',
+    );
   });
 });

@@ -111,6 +111,43 @@ describe('companies', () => {
     assert.notEqual(next.body.data[0].id, page.body.data[0].id);
   });
 
+  test('company.updated: once per change, with the changed fields and their previous values; none for no change', async () => {
+    const { body: created } = await call('POST', '/crm/companies', { name: 'Upd', domain: 'upd.example' });
+    const id = created.company.id;
+    const updates = async () => (await eventsOf(call, 'company.updated')).filter((e) => e.data.id === id);
+
+    const patched = await call('PATCH', `/crm/companies/${id}`, { industry: 'Anvils', name: 'Upd' });
+    assert.equal(patched.status, 200);
+    let events = await updates();
+    assert.equal(events.length, 1);
+    const { changed_fields, previous_attributes, ...company } = events[0].data;
+    assert.deepEqual(company, (await call('GET', `/crm/companies/${id}`)).body.company);
+    assert.deepEqual(changed_fields, ['industry']);
+    assert.deepEqual(previous_attributes, { industry: null });
+    assert.deepEqual(events[0].metadata, {});
+
+    await call('PATCH', `/crm/companies/${id}`, { industry: 'Anvils', name: 'Upd' });
+    assert.equal((await updates()).length, 1, 'a PATCH that changes nothing emits none');
+
+    const merged = await call('POST', '/crm/companies', { domain: 'upd.example', industry: 'Forges' });
+    assert.equal(merged.status, 200);
+    await call('POST', '/crm/companies', { domain: 'upd.example', industry: 'Forges' });
+    assert.equal(await call('DELETE', `/crm/companies/${id}`).then((reply) => reply.status), 204);
+    events = await updates();
+    assert.deepEqual(
+      events.map((event) => event.data.changed_fields),
+      [['industry'], ['industry'], ['archived_at']],
+      'a merging POST and an archive are changes too; a merge that changes nothing is none',
+    );
+    assert.equal(events[1].data.previous_attributes.industry, 'Anvils');
+
+    const subscribed = await call('POST', '/webhooks', {
+      url: 'https://hooks.example/companies',
+      events: ['company.updated'],
+    });
+    assert.equal(subscribed.status, 201, JSON.stringify(subscribed.body));
+  });
+
   test('PATCH updates fields, archives and restores; a taken domain is 409 domain_in_use', async () => {
     const one = (await call('POST', '/crm/companies', { name: 'One', domain: 'one.example' })).body.company;
     await call('POST', '/crm/companies', { name: 'Two', domain: 'two.example' });

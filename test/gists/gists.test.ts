@@ -6,7 +6,14 @@ import { debitFuel } from '../../src/modules/fuel/service.ts';
 import { newId } from '../../src/platform/db/ids.ts';
 import { inTransaction } from '../../src/platform/db/transaction.ts';
 import { type Call, caller } from '../crm/crm-client.ts';
-import { adminCall, buildTestApp, createTenant, type TestApp, type TestTenant } from '../helpers.ts';
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  buildTestApp,
+  createTenant,
+  type TestApp,
+  type TestTenant,
+} from '../helpers.ts';
 import { type LlmStandIn, startLlmStandIn } from './llm-stand-in.ts';
 
 async function balance(call: Call): Promise<number> {
@@ -282,6 +289,21 @@ describe('gists through an OpenAI-compatible endpoint', () => {
     assert.equal(ok.status, 200);
     assert.equal(ok.body.gist.cached, false);
     assert.equal(await balance(call), start - 1);
+  });
+
+  test('the simulator failure switch is 404 with this provider, and model calls are not failed', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/admin/v1/simulator/llm/failures',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { count: 1 },
+    });
+    assert.equal(response.statusCode, 404);
+    const body = response.json();
+    assert.equal(body.error, 'not_found');
+    assert.match(body.message, /LLM_PROVIDER is not builtin/);
+    const { body: created } = await call('POST', '/crm/contacts', { email: 'switch@example.com' });
+    assert.equal((await call('POST', `/ai/contacts/${created.contact.id}/gist`)).status, 200);
   });
 
   test('a model that times out is 502 and costs nothing', async () => {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
+import { dialerTick } from '../../src/modules/sdr/dialer.ts';
 import { caller } from '../crm/crm-client.ts';
 import {
   adminCall,
   buildTestApp,
   createTenant,
   eventually,
+  sleep,
   type TestApp,
   type TestTenant,
 } from '../helpers.ts';
@@ -108,7 +111,12 @@ describe('SDR pre-call briefs', () => {
       assert.deepEqual(Object.keys(brief.metadata).sort(), ['prospect_id', 'sdr_campaign_id']);
       assert.equal(brief.metadata.sdr_campaign_id, id);
       const ofContact = calls.filter((call) => call.contact_id === contact);
-      assert.equal(ofContact[0].context, brief.result.brief, 'the first call got the brief as its context');
+      assert.ok(brief.result.talking_points.length > 0);
+      assert.equal(
+        ofContact[0].context,
+        `${brief.result.brief}\n\nTalking points:\n${brief.result.talking_points.map((p: string) => `- ${p}`).join('\n')}`,
+        'the first call got the brief and its talking points as its context',
+      );
       assert.match(ofContact[0].context as string, /Prospect \+1212557/);
       for (const later of ofContact.slice(1)) assert.equal(later.context, null);
     }
@@ -129,5 +137,83 @@ describe('SDR pre-call briefs', () => {
     assert.ok(failed, 'ai.job.failed was emitted');
     assert.equal(failed.metadata.sdr_campaign_id, id);
     assert.equal(await fuel(), before, 'refunded');
+  });
+});
+
+/**
+ * The dialer driven tick by tick, with no worker writing briefs: a brief not written within the wait
+ * bound, or one the org cannot pay for, lets the call go without one.
+ */
+describe('SDR pre-call briefs the dialer goes without', () => {
+  const WAIT_MS = 300;
+  let t: TestApp;
+  let n = 0;
+  const log = pino({ level: 'silent' });
+  const tick = () => dialerTick({ db: t.platform.db, log, briefs: { fuelCost: 1, waitMs: WAIT_MS } });
+
+  before(async () => {
+    t = await buildTestApp();
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  async function activeCampaign(tenant: TestTenant, fuel: number) {
+    const from = `+1415555095${n}`;
+    await enableSdr(t, tenant, from);
+    if (fuel) await adminCall(t.app, 'POST', `/orgs/${tenant.orgId}/fuel`, { amount: fuel });
+    const agency = caller(t, tenant.agency);
+    const contact = await newContact(t, tenant, `+1212558${String(1000 + n++)}`);
+    const created = await agency('POST', '/sdr/campaigns', {
+      name: `Unbriefed ${n}`,
+      from_number: from,
+      calling_window_start: '00:00',
+      calling_window_end: '23:59',
+      calling_days: ALL_DAYS,
+      precall_brief: true,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.campaign.id as string;
+    const added = await agency('POST', `/sdr/campaigns/${id}/prospects`, {
+      prospects: [{ contact_id: contact, timezone: zoneAtLocalHour(12) }],
+    });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    assert.equal((await agency('PATCH', `/sdr/campaigns/${id}`, { status: 'scheduled' })).status, 200);
+    assert.equal((await agency('PATCH', `/sdr/campaigns/${id}`, { status: 'active' })).status, 200);
+    return { id, contact, agency, client: caller(t, tenant.client) };
+  }
+  const calls = async (campaignId: string) =>
+    (
+      await t.database.pool.query<{ context: string | null }>(
+        `SELECT placement->>'context' AS context FROM calls WHERE sdr_campaign_id = $1`,
+        [campaignId],
+      )
+    ).rows;
+
+  test('a brief not written within the wait bound: the call goes without it, the brief keeps its FUEL', async () => {
+    const tenant = await createTenant(t.app);
+    const { id, contact, agency, client } = await activeCampaign(tenant, 5);
+    await tick();
+    assert.deepEqual(await calls(id), [], 'the first tick asks for the brief and waits');
+    const { body: jobs } = await client('GET', `/ai/jobs?subject_id=${contact}`);
+    assert.equal(jobs.data.length, 1);
+    assert.equal(jobs.data[0].status, 'pending');
+    await tick();
+    assert.deepEqual(await calls(id), [], 'still within the bound');
+    await sleep(WAIT_MS);
+    await tick();
+    assert.deepEqual(await calls(id), [{ context: null }], 'placed without a brief');
+    assert.equal((await agency('GET', '/fuel')).body.fuel.balance, 4);
+  });
+
+  test('no FUEL for the brief: the call goes at once without one, nothing debited, no job', async () => {
+    const tenant = await createTenant(t.app);
+    const { id, contact, agency, client } = await activeCampaign(tenant, 0);
+    await tick();
+    assert.deepEqual(await calls(id), [{ context: null }]);
+    assert.deepEqual((await client('GET', `/ai/jobs?subject_id=${contact}`)).body.data, []);
+    assert.equal((await agency('GET', '/fuel')).body.fuel.balance, 0);
+    const { body: ledger } = await agency('GET', '/fuel/ledger?limit=200');
+    assert.deepEqual(ledger.data, []);
   });
 });

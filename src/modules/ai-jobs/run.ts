@@ -157,9 +157,9 @@ function blank(value: string | null): boolean {
 }
 
 /**
- * Writes the proposals into the fields that are empty now, through the owning module's update (so a
- * contact's `contact.updated` is emitted as for any edit); a field a person filled since the proposal
- * was made is left alone. Returns the fields written.
+ * Writes the proposals into the fields that are empty now, through the owning module's update (so its
+ * `contact.updated` or `company.updated` is emitted as for any edit, with the job's metadata); a field a
+ * person filled since the proposal was made is left alone. Returns the fields written.
  */
 async function applyProposals(
   trx: Trx,
@@ -181,7 +181,7 @@ async function applyProposals(
       )
         patch[field] = value;
     }
-    if (Object.keys(patch).length) await patchContact(trx, tenant, job.subject_id, patch);
+    if (Object.keys(patch).length) await patchContact(trx, tenant, job.subject_id, patch, job.metadata);
     return Object.keys(patch);
   }
   const now = await patchCompany(trx, tenant, job.subject_id, {});
@@ -193,7 +193,7 @@ async function applyProposals(
       typeof value === 'string'
     )
       patch[field] = value;
-  if (Object.keys(patch).length) await patchCompany(trx, tenant, job.subject_id, patch);
+  if (Object.keys(patch).length) await patchCompany(trx, tenant, job.subject_id, patch, job.metadata);
   return Object.keys(patch);
 }
 

@@ -61,7 +61,8 @@ export interface CompanyInput {
 
 /**
  * Create-or-upsert, idempotent on the normalized domain (taken from `website` when `domain` is not
- * given): an existing company gets the given fields merged in. `company.created` on creation only.
+ * given): an existing company gets the given fields merged in. `company.created` on creation,
+ * `company.updated` when a merge changed a field.
  */
 export async function upsertCompany(
   trx: Trx,
@@ -91,7 +92,9 @@ export async function upsertCompany(
   const existing = await lockCompanyByDomain(trx, tenant, domain as string);
   if (!existing) throw new Error(`company with domain ${domain} vanished`);
   const changes = changedFields<CompanyFields>(existing, { ...fields, name: input.name });
-  const company = hasChanges(changes) ? await updateCompany(trx, tenant, existing.id, changes) : existing;
+  if (!hasChanges(changes)) return { company: existing, created: false };
+  const company = await updateCompany(trx, tenant, existing.id, changes);
+  await emitCompanyUpdated(trx, tenant, existing, company);
   return { company, created: false };
 }
 
@@ -147,11 +150,16 @@ export interface CompanyPatch {
   archived?: boolean;
 }
 
+/**
+ * `PATCH /crm/companies/{id}` (and DELETE, as `archived: true`); `company.updated`, with `metadata`,
+ * when a field changed.
+ */
 export async function patchCompany(
   trx: Trx,
   tenant: TenantScope,
   id: string,
   patch: CompanyPatch,
+  metadata: Record<string, unknown> = {},
 ): Promise<CompanyRecord> {
   const { archived, domain, ...rest } = patch;
   const wanted: CompanyFields & { archived_at?: Date | null } = { ...rest };
@@ -164,7 +172,9 @@ export async function patchCompany(
   const changes = changedFields<CompanyFields & { archived_at?: Date | null }>(company, wanted);
   if (!hasChanges(changes)) return company;
   try {
-    return await updateCompany(trx, tenant, id, changes);
+    const updated = await updateCompany(trx, tenant, id, changes);
+    await emitCompanyUpdated(trx, tenant, company, updated, metadata);
+    return updated;
   } catch (error) {
     if ((error as { code?: string }).code === '23505') {
       throw errors.conflict(
@@ -203,4 +213,27 @@ export function searchCompanies(
 /** The event's data: the company as the REST API returns it. */
 export function companyEventData(company: CompanyRecord): Record<string, unknown> {
   return { ...company };
+}
+
+/**
+ * `company.updated`: the company as it is now, the names of the fields that changed with their
+ * previous values, as `contact.updated` reports a contact.
+ */
+function emitCompanyUpdated(
+  trx: Trx,
+  tenant: TenantScope,
+  before: CompanyRecord,
+  after: CompanyRecord,
+  metadata: Record<string, unknown> = {},
+) {
+  const { updated_at: _updatedAt, ...fields } = after;
+  const changed = Object.keys(changedFields<Partial<CompanyRecord>>(before, fields));
+  const previous = Object.fromEntries(changed.map((key) => [key, before[key as keyof CompanyRecord]]));
+  return emit(
+    trx,
+    tenant,
+    'company.updated',
+    { ...companyEventData(after), changed_fields: changed, previous_attributes: previous },
+    metadata,
+  );
 }

@@ -26,6 +26,7 @@ export function emitContactUpdated(
   before: ContactRecord,
   after: ContactRecord,
   subRecords: SubRecordChange[] = [],
+  metadata: Record<string, unknown> = {},
 ) {
   const { updated_at: _updatedAt, company: _company, ...fields } = after;
   const changed: string[] = Object.keys(changedFields<Partial<ContactRecord>>(before, fields));
@@ -34,12 +35,18 @@ export function emitContactUpdated(
     const field = change.type === 'phone' ? 'phones' : 'emails';
     if (!changed.includes(field)) changed.push(field);
   }
-  return emit(trx, tenant, 'contact.updated', {
-    ...after,
-    changed_fields: changed,
-    previous_attributes: previous,
-    ...(subRecords.length ? { sub_records: subRecords } : {}),
-  });
+  return emit(
+    trx,
+    tenant,
+    'contact.updated',
+    {
+      ...after,
+      changed_fields: changed,
+      previous_attributes: previous,
+      ...(subRecords.length ? { sub_records: subRecords } : {}),
+    },
+    metadata,
+  );
 }
 
 export function emitContactArchived(trx: Trx, tenant: TenantScope, contact: ContactRecord) {

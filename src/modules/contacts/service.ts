@@ -338,14 +338,15 @@ export interface ContactPatch {
 }
 
 /**
- * `PATCH /crm/contacts/{id}` (and DELETE, as `archived: true`). `contact.updated` when a field
- * changed (restoring an archived contact is such a change), `contact.archived` when archived.
+ * `PATCH /crm/contacts/{id}` (and DELETE, as `archived: true`). `contact.updated`, with `metadata`,
+ * when a field changed (restoring an archived contact is such a change), `contact.archived` when archived.
  */
 export async function patchContact(
   trx: Trx,
   tenant: TenantScope,
   id: string,
   patch: ContactPatch,
+  metadata: Record<string, unknown> = {},
 ): Promise<ContactRecord> {
   const before = await lockContactRecord(trx, tenant, id);
   if (!before) throw errors.notFound('Contact', id);
@@ -377,6 +378,8 @@ export async function patchContact(
       tenant,
       archiving ? { ...before, archived_at: after.archived_at } : before,
       after,
+      [],
+      metadata,
     );
   }
   if (archiving) await emitContactArchived(trx, tenant, after);

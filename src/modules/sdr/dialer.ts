@@ -389,9 +389,15 @@ async function precallBrief(
   if (!prospect.brief_job_id) return { wait: false, text: null };
   const job = await getJob(trx, tenant, prospect.brief_job_id);
   if (job.status === 'completed' && job.result && 'brief' in job.result)
-    return { wait: false, text: job.result.brief };
+    return { wait: false, text: callContext(job.result) };
   const late = now.getTime() - prospect.brief_requested_at.getTime() >= briefs.waitMs;
   return { wait: job.status !== 'failed' && !late, text: null };
+}
+
+/** What the agent is handed: the brief, then its talking points, one a line. */
+function callContext({ brief, talking_points }: { brief: string; talking_points: string[] }): string {
+  if (!talking_points.length) return brief;
+  return `${brief}\n\nTalking points:\n${talking_points.map((point) => `- ${point}`).join('\n')}`;
 }
 
 /** A campaign that has dialed and has no prospect left to dial or in a call is completed. */

@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'contact.updated',
   'contact.archived',
   'company.created',
+  'company.updated',
   'deal.created',
   'deal.stage_changed',
   'task.due_soon',

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BUILTIN_MODEL, BuiltinLlm } from './builtin.ts';
-import type { GistCompany, GistContact, GistDeal, GistSource } from './types.ts';
+import {
+  type BriefSource,
+  type EnrichmentSource,
+  type GistActivity,
+  type GistCompany,
+  type GistContact,
+  type GistDeal,
+  type GistSource,
+  LlmUnavailableError,
+} from './types.ts';
 
 const company: GistCompany = {
   id: 'c0',
@@ -261,5 +270,171 @@ describe('builtin summarizer', () => {
       first.summary,
       /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/,
     );
+  });
+});
+
+const call: GistActivity = {
+  activity_type: 'call',
+  direction: 'outbound',
+  subject: 'Pricing',
+  body: 'Wants 40 seats; call back Thursday.',
+  outcome: 'connected',
+  performed_at: '2026-05-01T15:30:00.000Z',
+};
+const sms: GistActivity = {
+  activity_type: 'sms',
+  direction: 'inbound',
+  subject: null,
+  body: 'Can we move the demo to Friday?',
+  outcome: null,
+  performed_at: '2026-05-02T15:30:00.000Z',
+};
+const bare: GistContact = { ...ada, title: null, lifecycle_stage: null, tags: [], phones: [] };
+
+describe('builtin pre-call brief', () => {
+  test('the contact’s gist, its last interactions with what each said, the purpose, and talking points', async () => {
+    const source: BriefSource = {
+      subject_type: 'contact',
+      contact: ada,
+      company,
+      open_deals: [renewal],
+      recent_activities: [sms, call],
+      open_tasks: tasks,
+      purpose: 'Confirm the demo',
+    };
+    const written = await llm.brief(source);
+    assert.equal(written.model, BUILTIN_MODEL);
+    const { summary } = await llm.summarize({ ...source, recent_activities: [sms] });
+    assert.ok(written.brief.startsWith(summary), 'the gist of the contact with its last activity first');
+    assert.ok(
+      written.brief.endsWith(
+        ' Last interactions: an inbound SMS on 2 May 2026: “Can we move the demo to Friday?”; ' +
+          'an outbound call on 1 May 2026, outcome connected: “Wants 40 seats; call back Thursday.” ' +
+          'Purpose of the call: Confirm the demo.',
+      ),
+      written.brief,
+    );
+    assert.deepEqual(written.talking_points, [
+      'Open with the purpose: Confirm the demo',
+      'Follow up on the last call: Wants 40 seats; call back Thursday.',
+      'Answer their last message: Can we move the demo to Friday?',
+      'Move the deal forward: Renewal 2026 (USD 10,000, Negotiation, closing 30 Jun 2026)',
+      'Close the open task: Send the proposal (high priority, due 10 May 2026)',
+      'Do not use old@analytical.example (bounced) or +442079460000 (do not call)',
+    ]);
+    assert.deepEqual(await llm.brief(source), written, 'deterministic');
+  });
+
+  test('a contact with no history: ask for the role and the company; interactions past four are counted', async () => {
+    const source: BriefSource = {
+      subject_type: 'contact',
+      contact: bare,
+      company: null,
+      open_deals: [],
+      recent_activities: [],
+      open_tasks: [],
+      purpose: null,
+    };
+    const written = await llm.brief(source);
+    assert.doesNotMatch(written.brief, /Last interactions|Purpose/);
+    assert.deepEqual(written.talking_points, [
+      'Do not use old@analytical.example (bounced)',
+      'Ask Ada Lovelace about their role',
+      'Ask which company they are with',
+    ]);
+    const busy = await llm.brief({ ...source, recent_activities: Array.from({ length: 7 }, () => sms) });
+    assert.equal(
+      busy.brief.match(/“Can we move the demo to Friday\?”/g)?.length,
+      5,
+      'the gist’s and four told',
+    );
+    assert.match(busy.brief, /3 earlier interactions are on record\.$/);
+  });
+});
+
+const lead = (fields: Partial<Extract<EnrichmentSource, { subject_type: 'contact' }>>): EnrichmentSource => ({
+  subject_type: 'contact',
+  contact: bare,
+  company: null,
+  open_deals: [],
+  won_deals: 0,
+  recent_activities: [],
+  empty_fields: ['title', 'lifecycle_stage', 'tags'],
+  ...fields,
+});
+const intro: GistActivity = {
+  ...sms,
+  activity_type: 'email',
+  subject: 'Intro',
+  body: 'Hi, I am the Head of Operations here. Acme Dental runs four clinics in Porto.',
+};
+
+describe('builtin enrichment proposals', () => {
+  test('a contact: the role an activity names, the stage its deals or messages show, a tag of its company’s industry', async () => {
+    const { proposals, model } = await llm.proposeEnrichment(
+      lead({ recent_activities: [intro], company: { ...company, industry: 'Dental care' } }),
+    );
+    assert.equal(model, BUILTIN_MODEL);
+    const byField = Object.fromEntries(proposals.map((proposal) => [proposal.field, proposal]));
+    assert.deepEqual(Object.keys(byField).sort(), ['lifecycle_stage', 'tags', 'title']);
+    assert.equal(byField.title.value, 'Head of Operations');
+    assert.match(byField.title.evidence, /Head of Operations/);
+    assert.equal(byField.lifecycle_stage.value, 'lead', 'an inbound message, no deal');
+    assert.deepEqual(byField.tags.value, ['dental-care']);
+    assert.match(byField.tags.evidence, /Analytical Engines is in Dental care/);
+
+    const stage = async (fields: Parameters<typeof lead>[0]) =>
+      (await llm.proposeEnrichment(lead({ ...fields, empty_fields: ['lifecycle_stage'] }))).proposals;
+    assert.equal((await stage({ won_deals: 2, open_deals: [renewal] }))[0].value, 'customer');
+    assert.equal((await stage({ open_deals: [renewal] }))[0].value, 'opportunity');
+    assert.deepEqual(await stage({ recent_activities: [call] }), [], 'an outbound call shows nothing');
+  });
+
+  test('only the empty fields are proposed, and nothing without evidence', async () => {
+    const { proposals } = await llm.proposeEnrichment(
+      lead({ recent_activities: [intro], empty_fields: ['tags'] }),
+    );
+    assert.deepEqual(proposals, [], 'no company industry to tag from; title and stage were not asked');
+    assert.deepEqual((await llm.proposeEnrichment(lead({}))).proposals, []);
+  });
+
+  test('a company: the industry and what it does, each quoted from where it was read', async () => {
+    const dental: EnrichmentSource = {
+      subject_type: 'company',
+      company: { ...company, name: 'Acme Dental', domain: null, industry: null, business_description: null },
+      contacts: [],
+      recent_activities: [intro],
+      empty_fields: ['industry', 'business_description'],
+    };
+    const { proposals } = await llm.proposeEnrichment(dental);
+    const byField = Object.fromEntries(proposals.map((proposal) => [proposal.field, proposal]));
+    assert.equal(byField.industry.value, 'Healthcare');
+    assert.match(byField.industry.evidence, /^The company name: “Acme Dental/);
+    assert.equal(byField.business_description.value, 'Acme Dental runs four clinics in Porto.');
+    assert.match(byField.business_description.evidence, /Acme Dental runs four clinics in Porto/);
+
+    const described = await llm.proposeEnrichment({ ...dental, empty_fields: ['business_description'] });
+    assert.deepEqual(
+      described.proposals.map((proposal) => proposal.field),
+      ['business_description'],
+    );
+    const silent = await llm.proposeEnrichment({
+      ...dental,
+      company: { ...dental.company, name: 'Zed Ltd' },
+      recent_activities: [call],
+    });
+    assert.deepEqual(silent.proposals, [], 'nothing says what Zed Ltd is or does');
+  });
+
+  test('the failure switch fails each call as an unavailable model would', async () => {
+    let left = 2;
+    const switched = new BuiltinLlm({ take: async () => left-- > 0 });
+    const source = lead({ recent_activities: [intro] });
+    await assert.rejects(switched.proposeEnrichment(source), LlmUnavailableError);
+    await assert.rejects(
+      switched.brief({ ...source, open_tasks: [], purpose: null } as unknown as BriefSource),
+      LlmUnavailableError,
+    );
+    assert.ok((await switched.proposeEnrichment(source)).proposals.length > 0, 'the switch is spent');
   });
 });
