@@ -68,7 +68,16 @@ async function main(): Promise<number> {
       process.execPath,
       // The time-out bounds each file as a whole too: the PostgreSQL restart test waits for two minute
       // boundaries, which took past 3 minutes against a loaded server.
-      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=420000', ...files],
+      [
+        '--import',
+        'tsx',
+        '--test',
+        '--test-concurrency=2',
+        '--test-timeout=420000',
+        // A file whose before hook failed would otherwise wait out the time-out on its open handles.
+        '--test-force-exit',
+        ...files,
+      ],
       {
         stdio: 'inherit',
         env: {
