@@ -37,7 +37,7 @@ export async function currentDocument(): Promise<OpenAPI3> {
     LOG_LEVEL: 'silent',
   });
   const database = openDatabase(config.databaseUrl as string);
-  const platform = buildPlatform(
+  const platform = await buildPlatform(
     config,
     database,
     await loadSecrets(config),

@@ -127,7 +127,7 @@ export async function startService(
   try {
     await migrate(database.handle);
     const redis = await connectRateLimitStore(config, log);
-    const platform = buildPlatform(config, database.handle, secrets, redis, log);
+    const platform = await buildPlatform(config, database.handle, secrets, redis, log);
 
     await firstStart(platform, database.createdEmbedded);
 

@@ -19,15 +19,15 @@ import { buildProviders } from './providers/index.ts';
  * report into the modules through those hooks), then the platform every route, job and loop is given.
  * `src/app.ts` and `src/jobs.ts` then list what runs on it.
  */
-export function buildPlatform(
+export async function buildPlatform(
   config: Config,
   database: DatabaseHandle,
   secrets: Secrets,
   redis: Redis | null,
   log: Logger,
-): Platform {
+): Promise<Platform> {
   const hooks = moduleHooks(config);
-  const providers = buildProviders(config, database.db, secrets, {
+  const providers = await buildProviders(config, database.db, secrets, {
     smsReports: heldReportSink(database.db),
     voiceProgress: callProgressSink(database.db, hooks.callProgress),
     demoHoldings: DEMO_HOLDINGS,

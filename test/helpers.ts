@@ -103,7 +103,7 @@ export async function buildTestApp(
   const database = openDatabase(testDb.url, { max: 20, connectTimeoutMs: 30_000 });
   const log = serviceLog(config.logLevel);
   const redis = await connectRateLimitStore(config, log);
-  const platform = buildPlatform(config, database, await loadSecrets(config), redis, log);
+  const platform = await buildPlatform(config, database, await loadSecrets(config), redis, log);
   const listener = await listenForKeyChanges(platform);
   const app = await buildApp(platform, options);
   await app.ready();

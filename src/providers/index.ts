@@ -2,7 +2,6 @@ import type { Config } from '../config.ts';
 import type { Db } from '../platform/db/pool.ts';
 import type { Secrets } from '../platform/secrets.ts';
 import { type HoldingsFileContent, ImportSource } from './chain/import.ts';
-import { RpcSource } from './chain/rpc.ts';
 import type { HoldingsSource } from './chain/types.ts';
 import { createEmailProvider, type EmailProvider } from './email/index.ts';
 import { createLlmProvider, type LlmProvider } from './llm/index.ts';
@@ -42,19 +41,19 @@ export interface ProviderSinks {
   demoHoldings: HoldingsFileContent;
 }
 
-export function buildProviders(
+export async function buildProviders(
   config: Config,
   db: Db,
   secrets: Pick<Secrets, 'encryptionKey'>,
   sinks: ProviderSinks,
-): Providers {
+): Promise<Providers> {
   return {
-    sms: createSmsProvider(config, sinks.smsReports),
-    email: createEmailProvider(config, db),
-    voice: createVoiceProvider(config, db, sinks.voiceProgress),
-    llm: createLlmProvider(config, db),
-    storage: createStorageProvider(config, secrets, config.publicBaseUrl),
-    chain: holdingsSource(config, sinks.demoHoldings),
+    sms: await createSmsProvider(config, sinks.smsReports),
+    email: await createEmailProvider(config, db),
+    voice: await createVoiceProvider(config, db, sinks.voiceProgress),
+    llm: await createLlmProvider(config, db),
+    storage: await createStorageProvider(config, secrets, config.publicBaseUrl),
+    chain: await holdingsSource(config, sinks.demoHoldings),
   };
 }
 
@@ -67,8 +66,12 @@ export async function closeProviders(providers: Providers): Promise<void> {
  * The configured holdings source: the chain when `CHAIN_RPC_URL` is set, else the holdings file of
  * `CHAIN_HOLDINGS_FILE`, else (with the demo data of the first start) the demo holdings.
  */
-export function holdingsSource(config: Config, demoHoldings: HoldingsFileContent): HoldingsSource | null {
+export async function holdingsSource(
+  config: Config,
+  demoHoldings: HoldingsFileContent,
+): Promise<HoldingsSource | null> {
   if (config.chainRpcUrl) {
+    const { RpcSource } = await import('./chain/rpc.ts');
     return new RpcSource({
       rpc: config.chainRpcUrl,
       collection: config.collectionAddress!,

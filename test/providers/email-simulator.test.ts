@@ -31,7 +31,7 @@ describe('Email simulator', () => {
 
   before(async () => {
     t = await buildTestApp({ EMAIL_FROM: 'Demo Agency <hello@demo.test>' });
-    provider = createEmailProvider(t.config, t.platform.db);
+    provider = await createEmailProvider(t.config, t.platform.db);
   });
   after(() => t.close());
 
@@ -68,7 +68,7 @@ describe('Email simulator', () => {
     const again = await provider.send(email({ key: 'repeat', to: 'repeat@example.test' }));
     const other = openDatabase(t.database.url, { max: 2 });
     try {
-      const fromWorker = await createEmailProvider(t.config, other.db).send(
+      const fromWorker = await (await createEmailProvider(t.config, other.db)).send(
         email({ key: 'repeat', to: 'repeat@example.test' }),
       );
       assert.deepEqual(fromWorker, { messageId: first.messageId, sent: false });

@@ -35,8 +35,8 @@ describe('SMTP email provider against a real SMTP server', () => {
   let receiver: SmtpReceiver;
   const providers: EmailProvider[] = [];
 
-  const smtp = (url = receiver.url, from?: string) => {
-    const provider = createEmailProvider(
+  const smtp = async (url = receiver.url, from?: string) => {
+    const provider = await createEmailProvider(
       loadConfig({ EMAIL_PROVIDER: 'smtp', SMTP_URL: url, ...(from ? { EMAIL_FROM: from } : {}) }),
       database.db,
     );
@@ -67,7 +67,7 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('delivers the message with its headers, both bodies and the envelope recipient, logged in with SMTP_URL', async () => {
-    const result = await smtp(receiver.url, 'Acme Agency <hello@acme.test>').send(email());
+    const result = await (await smtp(receiver.url, 'Acme Agency <hello@acme.test>')).send(email());
     assert.equal(result.sent, true);
     assert.match(result.messageId, /^<[0-9a-f]{40}@acme\.test>$/);
     assert.equal(receiver.mail.length, 1);
@@ -90,7 +90,7 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('sends from EMAIL_FROM by default, a plain-text email when there is no html', async () => {
-    await smtp().send(email({ html: undefined, headers: undefined }));
+    await (await smtp()).send(email({ html: undefined, headers: undefined }));
     const [mail] = receiver.mail;
     assert.equal(header(mail.raw, 'From'), 'Agency Platform <no-reply@localhost>');
     assert.equal(mail.mailFrom, 'no-reply@localhost');
@@ -99,10 +99,10 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('sends a key once: a repeat answers sent: false with the same Message-ID and sends nothing', async () => {
-    const provider = smtp();
+    const provider = await smtp();
     const first = await provider.send(email());
     const second = await provider.send(email());
-    const fromAnotherProcess = await smtp().send(email());
+    const fromAnotherProcess = await (await smtp()).send(email());
     assert.deepEqual(second, { messageId: first.messageId, sent: false });
     assert.deepEqual(fromAnotherProcess, { messageId: first.messageId, sent: false });
     assert.equal(receiver.mail.length, 1);
@@ -110,19 +110,19 @@ describe('SMTP email provider against a real SMTP server', () => {
 
   it('sends a key once when two workers send it at the same moment', async () => {
     receiver.dataDelayMs = 300;
-    const outcomes = await Promise.allSettled([smtp().send(email()), smtp().send(email())]);
+    const outcomes = await Promise.allSettled([(await smtp()).send(email()), (await smtp()).send(email())]);
     const sent = outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value.sent);
     assert.equal(sent.length, 1);
     const other = outcomes.find((outcome) => !(outcome.status === 'fulfilled' && outcome.value.sent))!;
     // The loser either saw the finished send or was told to come back later.
     if (other.status === 'rejected') assert.ok(other.reason instanceof EmailDeferredError);
     else assert.equal(other.value.sent, false);
-    assert.equal((await smtp().send(email())).sent, false);
+    assert.equal((await (await smtp()).send(email())).sent, false);
     assert.equal(receiver.mail.length, 1);
   });
 
   it('tells a permanent refusal (5xx) from a temporary one (4xx), and records neither as sent', async () => {
-    const provider = smtp();
+    const provider = await smtp();
     receiver.rcptVerdict = () => ({ accept: false, code: 550, message: 'No such user here' });
     await assert.rejects(provider.send(email({ key: 'k-550' })), (error: unknown) => {
       assert.ok(error instanceof EmailRejectedError, String(error));
@@ -145,7 +145,7 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('tells a refusal at the end of DATA apart the same way', async () => {
-    const provider = smtp();
+    const provider = await smtp();
     receiver.dataVerdict = () => ({ accept: false, code: 554, message: 'Message rejected as spam' });
     await assert.rejects(provider.send(email({ key: 'k-554' })), EmailRejectedError);
     receiver.dataVerdict = () => ({ accept: false, code: 452, message: 'Mailbox full' });
@@ -154,12 +154,15 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('defers when the server cannot be reached or refuses the login', async () => {
-    await assert.rejects(smtp(`smtp://127.0.0.1:${await freePort()}`).send(email()), (error: unknown) => {
-      assert.ok(error instanceof EmailDeferredError, String(error));
-      return error.responseCode === null;
-    });
+    await assert.rejects(
+      (await smtp(`smtp://127.0.0.1:${await freePort()}`)).send(email()),
+      (error: unknown) => {
+        assert.ok(error instanceof EmailDeferredError, String(error));
+        return error.responseCode === null;
+      },
+    );
     const badLogin = receiver.url.replace('s3cret', 'wrong');
-    await assert.rejects(smtp(badLogin).send(email()), (error: unknown) => {
+    await assert.rejects((await smtp(badLogin)).send(email()), (error: unknown) => {
       assert.ok(error instanceof EmailDeferredError, String(error));
       return error.responseCode === 535;
     });
@@ -167,7 +170,7 @@ describe('SMTP email provider against a real SMTP server', () => {
   });
 
   it('leaves a send claimed by a live process alone, and takes over the claim of a dead one', async () => {
-    const provider = smtp();
+    const provider = await smtp();
     await provider.send(email({ key: 'claimed' }));
     await database.db
       .updateTable('email_messages')

@@ -416,7 +416,7 @@ describe('the sequence tick in a process with a small pool', () => {
       database: small,
       db: small.db,
       config: { ...t.config, databasePoolMax: 5 },
-      providers: { ...t.platform.providers, email: createEmailProvider(t.config, small.db) },
+      providers: { ...t.platform.providers, email: await createEmailProvider(t.config, small.db) },
     };
     try {
       const failures: unknown[] = [];

@@ -53,7 +53,7 @@ describe('Retell adapter', () => {
       PUBLIC_BASE_URL: 'https://voice.agency.example',
     });
     jobs = await createJobSink(t.database);
-    voice = createVoiceProvider(t.config, t.platform.db, jobs.sink);
+    voice = await createVoiceProvider(t.config, t.platform.db, jobs.sink);
   });
   after(async () => {
     await t.close();

@@ -65,7 +65,7 @@ describe('voice simulator', () => {
     });
 
   test('an unscripted number is answered, lasts 30 simulated seconds and is held in flight for VOICE_SIMULATOR_CALL_MS', async () => {
-    const voice = createVoiceProvider(t.config, t.platform.db, jobs.sink);
+    const voice = await createVoiceProvider(t.config, t.platform.db, jobs.sink);
     const placedAt = Date.now();
     const request = dial('+14155550111');
     const { providerCallId } = await voice.placeCall(request);
@@ -123,7 +123,7 @@ describe('voice simulator', () => {
     await admin('PUT', '/simulator/voice/numbers/+14155550133', { outcome: 'no_answer' });
     await admin('PUT', '/simulator/voice/numbers/+14155550144', { outcome: 'voicemail' });
 
-    const voice = createVoiceProvider(t.config, t.platform.db, jobs.sink);
+    const voice = await createVoiceProvider(t.config, t.platform.db, jobs.sink);
     const booked = await voice.placeCall(dial('+14155550122'));
     const unanswered = await voice.placeCall(dial('+14155550133'));
     const voicemail = await voice.placeCall(dial('+14155550144'));
@@ -157,9 +157,9 @@ describe('voice simulator', () => {
 
   test('a call ends even when the worker that placed it dies mid-call', async () => {
     const placer = await jobs.startWorker();
-    const { providerCallId } = await createVoiceProvider(t.config, t.platform.db, jobs.sink).placeCall(
-      dial('+14155550155'),
-    );
+    const { providerCallId } = await (
+      await createVoiceProvider(t.config, t.platform.db, jobs.sink)
+    ).placeCall(dial('+14155550155'));
     await eventually(async () =>
       ofCall(await jobs.deliveries(), providerCallId).some((d) => d.stage === 'answered'),
     );
@@ -184,8 +184,8 @@ describe('voice simulator', () => {
 
   test('placing one call id twice, in turn or from two workers at once, places it once', async () => {
     const request = dial('+14155550166');
-    const first = createVoiceProvider(t.config, t.platform.db, jobs.sink);
-    const second = createVoiceProvider(t.config, t.platform.db, jobs.sink);
+    const first = await createVoiceProvider(t.config, t.platform.db, jobs.sink);
+    const second = await createVoiceProvider(t.config, t.platform.db, jobs.sink);
     const placed = await Promise.all([first.placeCall(request), second.placeCall(request)]);
     const again = await first.placeCall(request);
     assert.equal(placed[0].providerCallId, placed[1].providerCallId);
@@ -245,7 +245,7 @@ describe('voice simulator', () => {
       },
       reportLater: jobs.sink.reportLater,
     };
-    const voice = createVoiceProvider(t.config, t.platform.db, calls);
+    const voice = await createVoiceProvider(t.config, t.platform.db, calls);
     const app = Fastify();
     app.decorate('platform', t.platform);
     installValidation(app);

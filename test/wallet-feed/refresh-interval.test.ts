@@ -33,16 +33,16 @@ describe('wallet index refresh interval', () => {
 });
 
 describe('demo holdings', () => {
-  test('a DATABASE_URL without SEED_DEMO serves no invented holdings', () => {
+  test('a DATABASE_URL without SEED_DEMO serves no invented holdings', async () => {
     assert.equal(
-      holdingsSource(
+      await holdingsSource(
         loadConfig({ DATABASE_URL: 'postgres://db.internal/agency', DATA_DIR: '/tmp/x' }),
         DEMO_HOLDINGS,
       ),
       null,
     );
     assert.notEqual(
-      holdingsSource(loadConfig({ DATA_DIR: '/tmp/x' }), DEMO_HOLDINGS),
+      await holdingsSource(loadConfig({ DATA_DIR: '/tmp/x' }), DEMO_HOLDINGS),
       null,
       'the embedded database has its demo',
     );

@@ -1,9 +1,13 @@
-import { Readability } from '@mozilla/readability';
-import { convert, type HtmlToTextOptions } from 'html-to-text';
-import { parseHTML } from 'linkedom';
-import { marked } from 'marked';
-import { getDocumentProxy, extractText as pdfText } from 'unpdf';
+import type { HtmlToTextOptions } from 'html-to-text';
+import type { getDocumentProxy } from 'unpdf';
+import { lazy } from '../../platform/lazy.ts';
 import { normalizeText } from './text.ts';
+
+const readability = lazy(() => import('@mozilla/readability'));
+const htmlToTextLib = lazy(() => import('html-to-text'));
+const linkedom = lazy(() => import('linkedom'));
+const markedLib = lazy(() => import('marked'));
+const unpdf = lazy(() => import('unpdf'));
 
 /**
  * The readable text of a document, whatever its source: HTML reduced to its article by Readability
@@ -51,9 +55,9 @@ export async function extractText(body: Buffer, contentType: string | null): Pro
     format === 'pdf'
       ? await readPdf(body)
       : format === 'html'
-        ? htmlToText(decode(body, charset ?? metaCharset(body)))
+        ? await htmlToText(decode(body, charset ?? metaCharset(body)))
         : format === 'markdown'
-          ? markdownToText(decode(body, charset))
+          ? await markdownToText(decode(body, charset))
           : decode(body, charset);
   const text = normalizeText(raw);
   if (!text)
@@ -120,7 +124,12 @@ const TEXT_OPTIONS: HtmlToTextOptions = {
 };
 
 /** The article Readability finds, or the whole body when it finds none (a short page, a bare fragment). */
-function htmlToText(html: string): string {
+async function htmlToText(html: string): Promise<string> {
+  const [{ Readability }, { parseHTML }, { convert }] = await Promise.all([
+    readability(),
+    linkedom(),
+    htmlToTextLib(),
+  ]);
   const { document } = parseHTML(html);
   let article: { content?: string | null; textContent?: string | null } | null = null;
   try {
@@ -132,7 +141,8 @@ function htmlToText(html: string): string {
   return convert(source, TEXT_OPTIONS);
 }
 
-function markdownToText(markdown: string): string {
+async function markdownToText(markdown: string): Promise<string> {
+  const [{ marked }, { convert }] = await Promise.all([markedLib(), htmlToTextLib()]);
   return convert(marked.parse(markdown, { async: false, gfm: true }), TEXT_OPTIONS);
 }
 
@@ -140,6 +150,7 @@ async function readPdf(body: Buffer): Promise<string> {
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>> | null = null;
   try {
     // A copy: pdf.js may detach the buffer it is given.
+    const { getDocumentProxy, extractText: pdfText } = await unpdf();
     pdf = await getDocumentProxy(new Uint8Array(body), { verbosity: 0 });
     const { text } = await pdfText(pdf, { mergePages: false });
     return text.join('\n\n');

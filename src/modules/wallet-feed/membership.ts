@@ -1,4 +1,4 @@
-import { isAddress } from 'viem';
+import { isAddress } from 'viem/utils';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { errors, type FieldError } from '../../platform/http/errors.ts';
 import * as store from './membership-store.ts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { isAddress } from 'viem';
+import { isAddress } from 'viem/utils';
 import type { Delegation, Holdings, HoldingsSource, SyncResult, TokenHolding } from './types.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });

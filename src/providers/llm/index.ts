@@ -1,7 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Executor } from '../../platform/db/pool.ts';
 import { BuiltinLlm } from './builtin.ts';
-import { OpenAiLlm } from './openai.ts';
 import { simulatedFailures } from './simulated-failures.ts';
 import type { LlmProvider } from './types.ts';
 
@@ -17,12 +16,13 @@ export type {
 } from './types.ts';
 export { LlmUnavailableError } from './types.ts';
 
-export function createLlmProvider(
+export async function createLlmProvider(
   config: Pick<Config, 'llmProvider' | 'llmBaseUrl' | 'llmApiKey' | 'llmModel' | 'llmTimeoutMs'>,
   /** Where the builtin model's simulated failures are kept (`POST /admin/v1/simulator/llm/failures`). */
   db: Executor | null = null,
-): LlmProvider {
+): Promise<LlmProvider> {
   if (config.llmProvider === 'builtin') return new BuiltinLlm(db ? simulatedFailures(db) : null);
+  const { OpenAiLlm } = await import('./openai.ts');
   return new OpenAiLlm({
     baseUrl: config.llmBaseUrl,
     apiKey: config.llmApiKey,

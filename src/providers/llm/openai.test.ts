@@ -124,7 +124,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
       content:
         'Here is the gist:\n```json\n{"summary": "Ada Lovelace is a lead.", "highlights": ["Verified email", 42, "  Lead  "]}\n```',
     });
-    const gist = await provider().summarize(source);
+    const gist = await (await provider()).summarize(source);
     assert.deepEqual(gist, {
       summary: 'Ada Lovelace is a lead.',
       highlights: ['Verified email', 'Lead'],
@@ -143,7 +143,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
 
   test('sends no Authorization header when no key is configured (Ollama, LM Studio)', async () => {
     standIn.answer({ status: 200, content: '{"summary": "A lead."}' });
-    const gist = await provider({ llmApiKey: null }).summarize(source);
+    const gist = await (await provider({ llmApiKey: null })).summarize(source);
     assert.deepEqual(gist.highlights, []);
     assert.equal(standIn.received.at(-1)?.authorization, undefined);
   });
@@ -157,7 +157,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
       '',
     ]) {
       standIn.answer({ status: 200, content });
-      const error = await failure(provider().summarize(source));
+      const error = await failure((await provider()).summarize(source));
       assert.match(error.message, /usable JSON summary/, content);
     }
   });
@@ -168,7 +168,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
       content:
         '```json\n{"brief": "Ada is a verified lead.", "talking_points": ["Ask about Q3", 7, ""]}\n```',
     });
-    const brief = await provider().brief({ ...(source as BriefSource), purpose: 'Renewal' });
+    const brief = await (await provider()).brief({ ...(source as BriefSource), purpose: 'Renewal' });
     assert.deepEqual(brief, {
       brief: 'Ada is a verified lead.',
       talking_points: ['Ask about Q3'],
@@ -180,7 +180,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
     for (const content of ['{"talking_points": []}', 'no JSON']) {
       standIn.answer({ status: 200, content });
       assert.match(
-        (await failure(provider().brief({ ...(source as BriefSource), purpose: null }))).message,
+        (await failure((await provider()).brief({ ...(source as BriefSource), purpose: null }))).message,
         /usable JSON brief/,
       );
     }
@@ -209,7 +209,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
       recent_activities: [],
       empty_fields: ['title', 'tags'],
     };
-    const { proposals, model } = await provider().proposeEnrichment(enrichment);
+    const { proposals, model } = await (await provider()).proposeEnrichment(enrichment);
     assert.equal(model, 'stand-in-model-2024');
     assert.deepEqual(proposals, [
       { field: 'title', value: 'CTO', evidence: 'Signed “Ada, CTO” on 3 May.' },
@@ -221,7 +221,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
     );
     standIn.answer({ status: 200, content: '{"proposal": []}' });
     assert.match(
-      (await failure(provider().proposeEnrichment(enrichment))).message,
+      (await failure((await provider()).proposeEnrichment(enrichment))).message,
       /usable JSON list of proposals/,
     );
   });
@@ -229,14 +229,14 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
   test('a 500 is LlmUnavailableError after one attempt, without the server text', async () => {
     standIn.answer({ status: 500, error: 'upstream exploded' });
     const before = standIn.received.length;
-    const error = await failure(provider().summarize(source));
+    const error = await failure((await provider()).summarize(source));
     assert.equal(error.message, 'The model endpoint answered HTTP 500: the model server failed.');
     assert.equal(standIn.received.length - before, 1, 'no retry');
   });
 
   test('a 401 says authentication failed and does not echo the endpoint message', async () => {
     standIn.answer({ status: 401, error: 'Incorrect API key provided: sk-test-key' });
-    const error = await failure(provider().summarize(source));
+    const error = await failure((await provider()).summarize(source));
     assert.equal(
       error.message,
       'The model endpoint answered HTTP 401: authentication failed; check LLM_API_KEY.',
@@ -247,7 +247,7 @@ describe('openai LLM provider against a Chat Completions stand-in', () => {
   test('a server that never answers is LlmUnavailableError once LLM_TIMEOUT_MS has passed', async () => {
     standIn.answer('hang');
     const started = Date.now();
-    const error = await failure(provider({ llmTimeoutMs: 300 }).summarize(source));
+    const error = await failure((await provider({ llmTimeoutMs: 300 })).summarize(source));
     assert.equal(error.message, 'The model did not answer within 300 ms.');
     assert.ok(Date.now() - started < 10_000);
   });

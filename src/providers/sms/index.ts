@@ -1,7 +1,6 @@
 import type twilio from 'twilio';
 import type { Config } from '../../config.ts';
 import { SimulatorSmsProvider } from './simulator.ts';
-import { TwilioSmsProvider } from './twilio.ts';
 import type { SmsProvider, SmsStatusSink } from './types.ts';
 
 export { countSegments, type SegmentCount, type SmsEncoding } from './segments.ts';
@@ -9,7 +8,7 @@ export { SIMULATOR_NUMBERS, type SimulatedInboundInput, simulatedInbound } from 
 export * from './types.ts';
 
 /** The SMS provider `SMS_PROVIDER` names. `twilioHttpClient` points the Twilio SDK elsewhere (tests, proxies). */
-export function createSmsProvider(
+export async function createSmsProvider(
   config: Pick<
     Config,
     | 'smsProvider'
@@ -20,9 +19,10 @@ export function createSmsProvider(
   >,
   sink: SmsStatusSink,
   options: { twilioHttpClient?: twilio.RequestClient } = {},
-): SmsProvider {
+): Promise<SmsProvider> {
   if (config.smsProvider === 'simulator') return new SimulatorSmsProvider(sink, config.smsSimulatorDelayMs);
   // loadConfig refuses SMS_PROVIDER=twilio without both credentials.
+  const { TwilioSmsProvider } = await import('./twilio.ts');
   return new TwilioSmsProvider(
     {
       accountSid: config.twilioAccountSid!,

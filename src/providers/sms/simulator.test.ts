@@ -162,7 +162,7 @@ describe('createSmsProvider and its configuration', () => {
     const config = loadConfig({});
     assert.equal(config.smsProvider, 'simulator');
     assert.equal(config.smsSimulatorDelayMs, 200);
-    const provider = createSmsProvider(config, sink);
+    const provider = await createSmsProvider(config, sink);
     assert.equal(provider.name, 'simulator');
     const before = sink.later.length;
     await provider.send(message({ messageId: 'factory-default' }));
@@ -170,12 +170,12 @@ describe('createSmsProvider and its configuration', () => {
   });
 
   it('takes SMS_SIMULATOR_DELAY_MS', async () => {
-    const provider = createSmsProvider(loadConfig({ SMS_SIMULATOR_DELAY_MS: '5' }), sink);
+    const provider = await createSmsProvider(loadConfig({ SMS_SIMULATOR_DELAY_MS: '5' }), sink);
     await provider.send(message({ messageId: 'factory-delay' }));
     assert.equal(sink.later.at(-1)!.afterMs, 5);
   });
 
-  it('is Twilio with its credentials', () => {
+  it('is Twilio with its credentials', async () => {
     const config = loadConfig({
       SMS_PROVIDER: 'twilio',
       TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
@@ -183,7 +183,7 @@ describe('createSmsProvider and its configuration', () => {
       TWILIO_MESSAGING_SERVICE_SID: `MG${'f'.repeat(32)}`,
     });
     assert.equal(config.twilioMessagingServiceSid, `MG${'f'.repeat(32)}`);
-    assert.ok(createSmsProvider(config, sink) instanceof TwilioSmsProvider);
+    assert.ok((await createSmsProvider(config, sink)) instanceof TwilioSmsProvider);
   });
 
   it('refuses to start as Twilio without credentials, naming the missing ones', () => {

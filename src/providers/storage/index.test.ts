@@ -10,7 +10,7 @@ const scope = { orgId: randomUUID(), clientId: randomUUID() };
 
 describe('createStorageProvider', () => {
   test('local by default: files under DATA_DIR/storage, upload URLs on the public base URL', async () => {
-    const storage = createStorageProvider(
+    const storage = await createStorageProvider(
       loadConfig({ DATA_DIR: '/tmp/x' }),
       secrets,
       'https://api.example.com',
@@ -23,8 +23,8 @@ describe('createStorageProvider', () => {
     assert.ok(!target.url.includes(secrets.encryptionKey.current.toString('base64url')));
   });
 
-  test('s3 with a bucket, an endpoint and static credentials', () => {
-    const storage = createStorageProvider(
+  test('s3 with a bucket, an endpoint and static credentials', async () => {
+    const storage = await createStorageProvider(
       loadConfig({
         STORAGE_PROVIDER: 's3',
         S3_BUCKET: 'kb',

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from '../../config.ts';
 import type { Secrets } from '../../platform/secrets.ts';
 import { LocalStorage } from './local.ts';
-import { S3Storage } from './s3.ts';
+import type { S3Storage } from './s3.ts';
 
 export type { StorageKey } from './storage-path.ts';
 export { newObjectKey, StoragePathError } from './storage-path.ts';
@@ -25,11 +25,11 @@ type StorageConfig = Pick<
  * The configured object storage. `publicBaseUrl` is where this service is reached from outside: the
  * local storage's upload URLs point at it.
  */
-export function createStorageProvider(
+export async function createStorageProvider(
   config: StorageConfig,
   secrets: Pick<Secrets, 'encryptionKey'>,
   publicBaseUrl: string,
-): LocalStorage | S3Storage {
+): Promise<LocalStorage | S3Storage> {
   if (config.storageProvider === 'local')
     return new LocalStorage({
       root: path.join(config.dataDir, 'storage'),
@@ -37,6 +37,7 @@ export function createStorageProvider(
       publicBaseUrl,
       uploadTtlMs: config.uploadUrlTtlMs,
     });
+  const { S3Storage } = await import('./s3.ts');
   return new S3Storage({
     bucket: config.s3Bucket as string,
     region: config.s3Region,

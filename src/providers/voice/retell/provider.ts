@@ -13,9 +13,7 @@ import {
   type WebhookRequest,
 } from '../types.ts';
 import { mapRetellWebhook, type PlatformMetadata, type RetellWebhook } from './mapping.ts';
-
-/** Where the calls module mounts Retell's call webhooks; placed calls send their events here. */
-export const RETELL_WEBHOOK_PATH = '/hooks/retell';
+import { RETELL_WEBHOOK_PATH } from './webhook-path.ts';
 
 export interface RetellOptions {
   apiKey: string;
