@@ -1,7 +1,7 @@
 -- The marks of 1040 on contacts, their phones and their emails become row triggers that first probe
 -- whether the client has a sequence following a list. As statement triggers each write built a
--- transition table and ran an INSERT … SELECT even in the (common) client that follows no list: about
--- 12 µs of PostgreSQL CPU per table per write, twice what the probe costs (issue 25; docs/performance.md).
+-- transition table and ran an INSERT … SELECT even in the (common) client that follows no list, the
+-- shape that cost gist versions 28 % of contact-create throughput (issue 25; docs/performance.md).
 -- List member adds keep their statement trigger: one statement adds up to 10,000 members.
 
 DROP TRIGGER contacts_list_mark_insert ON contacts;
