@@ -91,6 +91,49 @@ describe('deals', () => {
     assert.deepEqual(read, deal);
   });
 
+  test('a create in one statement (default pipeline) returns and emits what the transactional one does', async () => {
+    const companyId = await insertCompany(t.database.pool, scope);
+    const contactId = await insertContact(t.database.pool, scope);
+    const deal = await createDeal({
+      name: 'Renewal',
+      amount: 990.25,
+      currency: 'gbp',
+      status: 'lost',
+      owner_user_id: '0191d3a0-0000-7000-8000-00000000beef',
+      primary_contact_id: contactId,
+      company_id: companyId,
+      expected_close_date: '2026-02-28',
+      tags: ['b', 'a', 'b'],
+      custom_fields: { zeta: 1, a: { nested: true } },
+    });
+    assert.equal(deal.pipeline_id, defaultPipeline.id);
+    assert.equal(deal.stage_id, defaultPipeline.stages[0].id);
+    assert.deepEqual(deal.tags, ['b', 'a']);
+    assert.equal(deal.expected_close_date, '2026-02-28');
+    assert.deepEqual((await call('GET', `/v1/crm/deals/${deal.id}`)).json().deal, deal);
+    const event = (await eventsOfType(t.app, tenant.client, 'deal.created')).find(
+      (e) => e.data.id === deal.id,
+    );
+    assert.deepEqual(event?.data, deal);
+
+    // Another tenant's company is refused as an unknown one is, and nothing is written.
+    const other = await createTenant(t.app);
+    const theirs = await insertCompany(t.database.pool, { orgId: other.orgId, clientId: other.clientId });
+    const error = errorOf(await call('POST', '/v1/crm/deals', { name: 'X', company_id: theirs }), 400);
+    assert.deepEqual(
+      error.details.fields.map((f: any) => f.field),
+      ['company_id'],
+    );
+
+    // A client's first deal, before it has a default pipeline, lands in the one it creates.
+    const first = (await caller(t.app, other.client)('POST', '/v1/crm/deals', { name: 'First' })).json().deal;
+    const pipelines = (await caller(t.app, other.client)('GET', '/v1/crm/pipelines')).json().data;
+    assert.equal(first.pipeline_id, pipelines[0].id);
+    assert.equal(first.stage_id, pipelines[0].stages[0].id);
+    const [created] = await eventsOfType(t.app, other.client, 'deal.created');
+    assert.deepEqual(created.data, first);
+  });
+
   test('pipeline_id alone puts the deal in that pipeline first stage', async () => {
     const deal = await createDeal({ name: 'Pilot', pipeline_id: otherPipeline.id });
     assert.equal(deal.stage_id, otherPipeline.stages[0].id);

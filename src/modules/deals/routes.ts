@@ -5,7 +5,14 @@ import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
 import { CreateDealBody, DealSchema, ListDealsQuery, UpdateDealBody } from './schemas.ts';
-import { archiveDeal, createDeal, getDeal, searchDeals, updateDeal } from './service.ts';
+import {
+  archiveDeal,
+  createDeal,
+  createDealInOneStatement,
+  getDeal,
+  searchDeals,
+  updateDeal,
+} from './service.ts';
 
 const tags = ['crm'];
 const DealEnvelope = Type.Object({ deal: DealSchema });
@@ -41,10 +48,17 @@ export const dealRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
-        status: 201,
-        body: { deal: await createDeal(trx, request.tenant, request.body) },
-      })),
+      runIdempotent(
+        db,
+        request,
+        reply,
+        config.idempotencyTtlHours,
+        async (trx) => ({ status: 201, body: { deal: await createDeal(trx, request.tenant, request.body) } }),
+        async (db) => {
+          const deal = await createDealInOneStatement(db, request.tenant, request.body);
+          return deal && { status: 201, body: { deal } };
+        },
+      ),
   );
 
   app.get(

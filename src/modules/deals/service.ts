@@ -1,7 +1,7 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import { newId } from '../../platform/db/ids.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
-import { emit } from '../../platform/events/emit.ts';
+import { newEventId, newId } from '../../platform/db/ids.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { countEvent, emit } from '../../platform/events/emit.ts';
 import { changedFields, hasChanges, uniqueTags } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -11,6 +11,7 @@ import { CONTACT } from '../contacts/service.ts';
 import { placeDeal } from '../pipelines/service.ts';
 import {
   archiveDeal as archiveDealRow,
+  createDealAtOnce,
   type DealChanges,
   type DealFilter,
   type DealRow,
@@ -21,6 +22,7 @@ import {
   insertDeal,
   listDeals,
   lockDeal,
+  referenceRefused,
   updateDeal as updateDealRow,
 } from './store.ts';
 
@@ -88,19 +90,15 @@ function assertLinks(
   ]);
 }
 
-/** Creates a deal in the caller's transaction and emits `deal.created`. */
-export async function createDeal(trx: Trx, tenant: TenantScope, input: DealInput): Promise<Deal> {
+/** The columns of a new deal given by its input (all but where it is placed). */
+function newDealFields(input: DealInput) {
   const customFields = input.custom_fields ?? {};
   checkCustomFields(customFields);
-  await assertLinks(trx, tenant, input);
-  const placement = await placeDeal(trx, tenant, { pipelineId: input.pipeline_id, stageId: input.stage_id });
-  const row = await insertDeal(trx, tenant, {
+  return {
     id: newId(),
     name: input.name,
     amount: input.amount ?? null,
     currency: (input.currency ?? 'USD').toUpperCase(),
-    pipeline_id: placement.pipelineId,
-    stage_id: placement.stageId,
     status: input.status ?? 'open',
     owner_user_id: input.owner_user_id ?? null,
     primary_contact_id: input.primary_contact_id ?? null,
@@ -109,10 +107,54 @@ export async function createDeal(trx: Trx, tenant: TenantScope, input: DealInput
     tags: uniqueTags(input.tags ?? []),
     custom_fields: customFields,
     created_at: new Date(),
+  };
+}
+
+/** Creates a deal in the caller's transaction and emits `deal.created`. */
+export async function createDeal(trx: Trx, tenant: TenantScope, input: DealInput): Promise<Deal> {
+  const fields = newDealFields(input);
+  await assertLinks(trx, tenant, input);
+  const placement = await placeDeal(trx, tenant, { pipelineId: input.pipeline_id, stageId: input.stage_id });
+  const row = await insertDeal(trx, tenant, {
+    ...fields,
+    pipeline_id: placement.pipelineId,
+    stage_id: placement.stageId,
   });
   const deal = toDeal(row);
   await emit(trx, tenant, 'deal.created', { ...deal });
   return deal;
+}
+
+/**
+ * The create's common case, a deal in the default pipeline, as one statement committed on its own
+ * (the edge runs it before `createDeal`'s transaction, without an Idempotency-Key: see
+ * `runIdempotent`). Null when the request needs `createDeal`, having written nothing: a pipeline or
+ * stage named, no default pipeline yet, or a contact or company that is not the tenant's (whose
+ * error `createDeal` words).
+ */
+export async function createDealInOneStatement(
+  db: Db,
+  tenant: TenantScope,
+  input: DealInput,
+): Promise<Deal | null> {
+  if (input.pipeline_id !== undefined || input.stage_id !== undefined) return null;
+  const fields = newDealFields(input);
+  const eventData: Omit<Deal, 'pipeline_id' | 'stage_id'> = {
+    ...fields,
+    archived_at: null,
+    updated_at: fields.created_at,
+  };
+  const row = await createDealAtOnce(db, tenant, {
+    ...fields,
+    eventId: newEventId(),
+    eventData: JSON.stringify(eventData),
+  }).catch((error: unknown) => {
+    if (referenceRefused(error)) return undefined;
+    throw error;
+  });
+  if (!row) return null;
+  countEvent('deal.created');
+  return toDeal(row);
 }
 
 export async function getDeal(db: Executor, tenant: TenantScope, id: string): Promise<Deal> {

@@ -7,11 +7,13 @@ import {
   type Updateable,
 } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { prepare } from '../../platform/db/prepared.ts';
 import type { Json, NullableTimestamp } from '../../platform/db/schema.ts';
 import { idsOfTenant, whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
+import { eventInsert } from '../../platform/events/emit.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import { pipelineName, stageName } from '../pipelines/service.ts';
+import { defaultStart, pipelineName, stageName } from '../pipelines/service.ts';
 
 declare module '../../platform/db/schema.ts' {
   interface Database {
@@ -79,6 +81,80 @@ export function insertDeal(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+type NewDeal = Omit<
+  Insertable<DealsTable>,
+  'org_id' | 'client_id' | 'pipeline_id' | 'stage_id' | 'custom_fields' | 'updated_at'
+> & {
+  custom_fields: Record<string, unknown>;
+  created_at: Date;
+};
+
+type CreateParams = Omit<NewDeal, 'custom_fields' | 'tags'> & {
+  orgId: string;
+  clientId: string;
+  tags: string[];
+  customFields: string;
+  eventId: string;
+  eventData: string;
+};
+
+/**
+ * The create of a deal in the default pipeline's first stage as one statement, committed on its own:
+ * the deal and its `deal.created` event (`eventData` with the placement added). No row when the
+ * client has no default pipeline yet; a contact or company that is not the tenant's fails the
+ * statement on its foreign key (`referenceRefused`). Either way nothing is written.
+ */
+const createDealStatement = prepare(
+  (_db, p: CreateParams) => sql<DealRow>`
+    WITH start AS (${defaultStart(p.orgId, p.clientId)}
+    ), deal AS (
+      INSERT INTO deals (id, org_id, client_id, name, amount, currency, pipeline_id, stage_id, status,
+        owner_user_id, primary_contact_id, company_id, expected_close_date, tags, custom_fields, created_at, updated_at)
+      SELECT ${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.name}::text, ${p.amount}::numeric,
+        ${p.currency}::text, start.pipeline_id, start.stage_id, ${p.status}::text, ${p.owner_user_id}::uuid,
+        ${p.primary_contact_id}::uuid, ${p.company_id}::uuid, ${p.expected_close_date}::date, ${p.tags}::text[],
+        ${p.customFields}::jsonb, ${p.created_at}::timestamptz, ${p.created_at}::timestamptz
+      FROM start
+      RETURNING *
+    ), event AS (
+      ${eventInsert(
+        {
+          id: p.eventId,
+          orgId: p.orgId,
+          clientId: p.clientId,
+          type: 'deal.created',
+          data: sql`(SELECT ${p.eventData}::jsonb || jsonb_build_object('pipeline_id', pipeline_id, 'stage_id', stage_id) FROM deal)`,
+          metadata: '{}',
+        },
+        sql<boolean>`EXISTS (SELECT 1 FROM deal)`,
+      )}
+    )
+    SELECT * FROM deal`,
+);
+
+/** See `createDealStatement`. */
+export async function createDealAtOnce(
+  db: Db,
+  tenant: TenantScope,
+  deal: NewDeal & { eventId: string; eventData: string },
+): Promise<DealRow | undefined> {
+  const { custom_fields, tags, ...rest } = deal;
+  const [row] = await createDealStatement.run(db, {
+    ...rest,
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+    tags: tags ?? [],
+    customFields: JSON.stringify(custom_fields),
+  });
+  return row;
+}
+
+/** The failure of `createDealAtOnce` whose contact or company is not the tenant's: it wrote nothing. */
+export function referenceRefused(error: unknown): boolean {
+  const pgError = error as { code?: string; table?: string };
+  return pgError.code === '23503' && pgError.table === 'deals';
 }
 
 export function findDeal(db: Executor, tenant: TenantScope, id: string) {

@@ -21,7 +21,7 @@ import {
 } from './store.ts';
 
 /** SQL pieces of what an AI gist reads (src/modules/ai/store.ts). */
-export { pipelineName, stageName } from './store.ts';
+export { defaultStart, pipelineName, stageName } from './store.ts';
 
 /** The pipeline every client starts with, modelled on the stock sales pipeline of HubSpot. */
 export const DEFAULT_PIPELINE = {

@@ -168,6 +168,17 @@ export function firstStage(db: Executor, tenant: TenantScope, pipelineId: string
     .executeTakeFirst();
 }
 
+/**
+ * `findDefaultStart` as a SQL piece for a statement that places a deal itself (a create in one
+ * statement): no row when the client has no default pipeline yet.
+ */
+export function defaultStart(orgId: unknown, clientId: unknown) {
+  return sql<{ pipeline_id: string; stage_id: string }>`SELECT p.id AS pipeline_id, s.id AS stage_id
+    FROM pipelines p JOIN pipeline_stages s ON s.org_id = p.org_id AND s.pipeline_id = p.id
+    WHERE p.org_id = ${orgId} AND p.client_id = ${clientId} AND p.is_default
+    ORDER BY s.position LIMIT 1`;
+}
+
 /** The names of a deal's stage and pipeline, for an AI gist's source (see src/modules/ai/store.ts). */
 export function stageName(stageId: unknown) {
   return sql<string | null>`(SELECT s.name FROM pipeline_stages s WHERE s.id = ${stageId})`;
