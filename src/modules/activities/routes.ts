@@ -7,6 +7,7 @@ import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/htt
 import { ActivitySchema, CreateActivityBody, TimelineQuery, UpdateActivityBody } from './schemas.ts';
 import {
   createActivity,
+  createActivityInOneStatement,
   deleteActivity,
   getActivity,
   searchActivities,
@@ -48,10 +49,20 @@ export const activityRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
-        status: 201,
-        body: { activity: await createActivity(trx, request.tenant, request.body) },
-      })),
+      runIdempotent(
+        db,
+        request,
+        reply,
+        config.idempotencyTtlHours,
+        async (trx) => ({
+          status: 201,
+          body: { activity: await createActivity(trx, request.tenant, request.body) },
+        }),
+        async (db) => {
+          const activity = await createActivityInOneStatement(db, request.tenant, request.body);
+          return activity && { status: 201, body: { activity } };
+        },
+      ),
   );
 
   app.get(

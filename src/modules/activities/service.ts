@@ -1,9 +1,9 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { Keyset, PageRequest } from '../../platform/http/pagination.ts';
-import { assertReferences } from '../../platform/http/references.ts';
+import { assertReferences, referenceRefused } from '../../platform/http/references.ts';
 import { COMPANY } from '../companies/service.ts';
 import { CONTACT } from '../contacts/service.ts';
 import { DEAL } from '../deals/service.ts';
@@ -83,8 +83,30 @@ export async function createActivity(
   options: { linksRead?: boolean } = {},
 ): Promise<Activity> {
   if (!options.linksRead) await assertLinks(trx, tenant, input);
+  return toActivity(await insertActivity(trx, tenant, newActivityRow(input)));
+}
+
+/**
+ * The create as one INSERT committed on its own (an activity emits no event; the edge runs it before
+ * `createActivity`'s transaction, without an Idempotency-Key: see `runIdempotent`). Null when a link
+ * is not the tenant's, having written nothing: `createActivity` words that error.
+ */
+export async function createActivityInOneStatement(
+  db: Db,
+  tenant: TenantScope,
+  input: ActivityInput,
+): Promise<Activity | null> {
+  try {
+    return toActivity(await insertActivity(db, tenant, newActivityRow(input)));
+  } catch (error) {
+    if (referenceRefused('activities', error)) return null;
+    throw error;
+  }
+}
+
+function newActivityRow(input: ActivityInput) {
   const now = new Date();
-  const row = await insertActivity(trx, tenant, {
+  return {
     id: newId(),
     activity_type: input.activity_type,
     direction: input.direction ?? null,
@@ -100,8 +122,7 @@ export async function createActivity(
     performed_at: input.performed_at === undefined ? now : parseInstant(input.performed_at),
     created_at: now,
     updated_at: now,
-  });
-  return toActivity(row);
+  };
 }
 
 export async function getActivity(db: Executor, tenant: TenantScope, id: string): Promise<Activity> {

@@ -52,11 +52,11 @@ function activitiesOf(db: Executor, tenant: TenantScope) {
 }
 
 export function insertActivity(
-  trx: Trx,
+  db: Executor,
   tenant: TenantScope,
   activity: Omit<Insertable<ActivitiesTable>, 'org_id' | 'client_id'>,
 ) {
-  return trx
+  return db
     .insertInto('activities')
     .values({ ...activity, org_id: tenant.orgId, client_id: tenant.clientId })
     .returningAll()

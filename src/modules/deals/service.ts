@@ -5,7 +5,7 @@ import { countEvent, emit } from '../../platform/events/emit.ts';
 import { changedFields, hasChanges, uniqueTags } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import { assertReferences, type Referable } from '../../platform/http/references.ts';
+import { assertReferences, type Referable, referenceRefused } from '../../platform/http/references.ts';
 import { COMPANY } from '../companies/service.ts';
 import { CONTACT } from '../contacts/service.ts';
 import { placeDeal } from '../pipelines/service.ts';
@@ -22,7 +22,6 @@ import {
   insertDeal,
   listDeals,
   lockDeal,
-  referenceRefused,
   updateDeal as updateDealRow,
 } from './store.ts';
 
@@ -149,7 +148,7 @@ export async function createDealInOneStatement(
     eventId: newEventId(),
     eventData: JSON.stringify(eventData),
   }).catch((error: unknown) => {
-    if (referenceRefused(error)) return undefined;
+    if (referenceRefused('deals', error)) return undefined;
     throw error;
   });
   if (!row) return null;

@@ -151,12 +151,6 @@ export async function createDealAtOnce(
   return row;
 }
 
-/** The failure of `createDealAtOnce` whose contact or company is not the tenant's: it wrote nothing. */
-export function referenceRefused(error: unknown): boolean {
-  const pgError = error as { code?: string; table?: string };
-  return pgError.code === '23503' && pgError.table === 'deals';
-}
-
 export function findDeal(db: Executor, tenant: TenantScope, id: string) {
   return dealsOf(db, tenant).where('id', '=', id).executeTakeFirst();
 }

@@ -5,7 +5,14 @@ import { runIdempotent } from '../../platform/http/idempotency.ts';
 import { byId, pageSchema, paginate } from '../../platform/http/pagination.ts';
 import { errorResponses, IdempotencyHeaders, IdParams } from '../../platform/http/schemas.ts';
 import { CreateTaskBody, ListTasksQuery, TaskSchema, UpdateTaskBody } from './schemas.ts';
-import { createTask, deleteTask, getTask, searchTasks, updateTask } from './service.ts';
+import {
+  createTask,
+  createTaskInOneStatement,
+  deleteTask,
+  getTask,
+  searchTasks,
+  updateTask,
+} from './service.ts';
 
 const tags = ['crm'];
 const TaskEnvelope = Type.Object({ task: TaskSchema });
@@ -41,10 +48,17 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => ({
-        status: 201,
-        body: { task: await createTask(trx, request.tenant, request.body) },
-      })),
+      runIdempotent(
+        db,
+        request,
+        reply,
+        config.idempotencyTtlHours,
+        async (trx) => ({ status: 201, body: { task: await createTask(trx, request.tenant, request.body) } }),
+        async (db) => {
+          const task = await createTaskInOneStatement(db, request.tenant, request.body);
+          return task && { status: 201, body: { task } };
+        },
+      ),
   );
 
   app.get(

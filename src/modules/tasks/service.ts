@@ -1,11 +1,11 @@
 import type { TenantScope } from '../../platform/auth/tenant.ts';
 import { newId } from '../../platform/db/ids.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
 import { emit } from '../../platform/events/emit.ts';
 import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
-import { assertReferences } from '../../platform/http/references.ts';
+import { assertReferences, referenceRefused } from '../../platform/http/references.ts';
 import { COMPANY } from '../companies/service.ts';
 import { CONTACT } from '../contacts/service.ts';
 import { DEAL } from '../deals/service.ts';
@@ -78,9 +78,35 @@ function requestedStatus(patch: TaskPatch, current: TaskStatus): TaskStatus | un
 /** Creates a task in the caller's transaction; one created as completed emits `task.completed`. */
 export async function createTask(trx: Trx, tenant: TenantScope, input: TaskInput): Promise<Task> {
   await assertLinks(trx, tenant, input);
+  const task = toTask(await insertTask(trx, tenant, newTaskRow(input)));
+  if (task.status === 'completed') await emit(trx, tenant, 'task.completed', { ...task });
+  return task;
+}
+
+/**
+ * The create of a task that is not yet completed (so emits no event) as one INSERT committed on its
+ * own (the edge runs it before `createTask`'s transaction, without an Idempotency-Key: see
+ * `runIdempotent`). Null when the request needs `createTask`, having written nothing: a task created
+ * completed, or a link that is not the tenant's (whose error `createTask` words).
+ */
+export async function createTaskInOneStatement(
+  db: Db,
+  tenant: TenantScope,
+  input: TaskInput,
+): Promise<Task | null> {
+  if (input.status === 'completed') return null;
+  try {
+    return toTask(await insertTask(db, tenant, newTaskRow(input)));
+  } catch (error) {
+    if (referenceRefused('tasks', error)) return null;
+    throw error;
+  }
+}
+
+function newTaskRow(input: TaskInput) {
   const now = new Date();
   const status = input.status ?? 'open';
-  const row = await insertTask(trx, tenant, {
+  return {
     id: newId(),
     title: input.title,
     body: input.body ?? null,
@@ -95,10 +121,7 @@ export async function createTask(trx: Trx, tenant: TenantScope, input: TaskInput
     completed_at: status === 'completed' ? now : null,
     created_at: now,
     updated_at: now,
-  });
-  const task = toTask(row);
-  if (task.status === 'completed') await emit(trx, tenant, 'task.completed', { ...task });
-  return task;
+  };
 }
 
 export async function getTask(db: Executor, tenant: TenantScope, id: string): Promise<Task> {

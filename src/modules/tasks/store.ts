@@ -49,11 +49,11 @@ function tasksOf(db: Executor, tenant: TenantScope) {
 }
 
 export function insertTask(
-  trx: Trx,
+  db: Executor,
   tenant: TenantScope,
   task: Omit<Insertable<TasksTable>, 'org_id' | 'client_id'>,
 ) {
-  return trx
+  return db
     .insertInto('tasks')
     .values({ ...task, org_id: tenant.orgId, client_id: tenant.clientId })
     .returningAll()

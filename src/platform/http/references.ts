@@ -19,6 +19,16 @@ export interface Reference {
 }
 
 /**
+ * True when a write of one statement into `table` failed on a foreign key: an id in the body that
+ * is not a record of the tenant. The statement wrote nothing, and the caller falls back to the path
+ * that checks with `assertReferences`, which words the error.
+ */
+export function referenceRefused(table: string, error: unknown): boolean {
+  const pgError = error as { code?: string; table?: string };
+  return pgError.code === '23503' && pgError.table === table;
+}
+
+/**
  * The rule for ids in a body: one that is not a record of the caller's tenant — missing, or another
  * tenant's — is a 400 `validation_error` naming the field, with the same message either way, so other
  * tenants' ids cannot be probed. (Ids in the path are 404.) Every given reference is checked, one query
