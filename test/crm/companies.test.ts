@@ -49,6 +49,13 @@ describe('companies', () => {
     });
     assert.equal(fromSite.body.company.domain, 'site.example');
     assert.equal(fromSite.body.company.website, 'https://www.site.example/home');
+    // The create as one statement answers and emits the company as it is read.
+    const read = await call('GET', `/crm/companies/${fromSite.body.company.id}`);
+    assert.deepEqual(read.body.company, fromSite.body.company);
+    const [event] = (await eventsOf(call, 'company.created')).filter(
+      (e) => e.data.id === read.body.company.id,
+    );
+    assert.deepEqual(event.data, read.body.company);
     const nameless = await call('POST', '/crm/companies', { domain: 'nameless.example' });
     assert.equal(nameless.status, 201);
     assert.equal(nameless.body.company.name, 'nameless.example');

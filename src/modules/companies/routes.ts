@@ -12,7 +12,15 @@ import {
   Query,
 } from '../../platform/http/schemas.ts';
 import { CompanySchema, Description, Domain, Industry, Name, Website } from './schemas.ts';
-import { archiveCompany, getCompany, patchCompany, searchCompanies, upsertCompany } from './service.ts';
+import {
+  archiveCompany,
+  type CompanyRecord,
+  createCompany,
+  getCompany,
+  patchCompany,
+  searchCompanies,
+  upsertCompany,
+} from './service.ts';
 
 const CompanyEnvelope = Type.Object({ company: CompanySchema });
 const tags = ['crm.companies'];
@@ -65,10 +73,20 @@ export const companyRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      runIdempotent(db, request, reply, config.idempotencyTtlHours, async (trx) => {
-        const result = await upsertCompany(trx, request.tenant, request.body);
-        return { status: result.created ? 201 : 200, body: result };
-      }),
+      runIdempotent<{ company: CompanyRecord; created: boolean }>(
+        db,
+        request,
+        reply,
+        config.idempotencyTtlHours,
+        async (trx) => {
+          const result = await upsertCompany(trx, request.tenant, request.body);
+          return { status: result.created ? 201 : 200, body: result };
+        },
+        async (db) => {
+          const result = await createCompany(db, request.tenant, request.body);
+          return result && { status: 201, body: result };
+        },
+      ),
   );
 
   app.get(

@@ -1,9 +1,9 @@
 import { domainToASCII } from 'node:url';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import { newId } from '../../platform/db/ids.ts';
+import { newEventId, newId } from '../../platform/db/ids.ts';
 import { containsPattern } from '../../platform/db/like.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
-import { emit } from '../../platform/events/emit.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { countEvent, emit } from '../../platform/events/emit.ts';
 import { changedFields, hasChanges } from '../../platform/fields.ts';
 import { errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
@@ -11,6 +11,7 @@ import type { Referable } from '../../platform/http/references.ts';
 import {
   type CompanyFields,
   type CompanyRecord,
+  createCompanyAtOnce,
   findCompanies,
   findCompany,
   findCompanyByName,
@@ -69,20 +70,7 @@ export async function upsertCompany(
   tenant: TenantScope,
   input: CompanyInput,
 ): Promise<{ company: CompanyRecord; created: boolean }> {
-  const domain =
-    input.domain !== undefined
-      ? domainField(input.domain, 'domain')
-      : input.website !== undefined
-        ? normalizeDomain(input.website)
-        : null;
-  const name = input.name ?? domain;
-  if (!name) throw errors.invalidField('name', 'is required when no domain is given');
-  const fields: CompanyFields = {
-    website: input.website,
-    industry: input.industry,
-    business_description: input.business_description,
-  };
-
+  const { name, domain, fields } = identityOf(input);
   const inserted = await insertCompany(trx, tenant, { id: newId(), ...fields, name, domain });
   if (inserted) {
     await emit(trx, tenant, 'company.created', companyEventData(inserted));
@@ -96,6 +84,59 @@ export async function upsertCompany(
   const company = await updateCompany(trx, tenant, existing.id, changes);
   await emitCompanyUpdated(trx, tenant, existing, company);
   return { company, created: false };
+}
+
+/**
+ * The upsert's common case, a new company, as one statement committed on its own (the edge runs it
+ * before `upsertCompany`'s transaction, without an Idempotency-Key: see `runIdempotent`): the company
+ * and its `company.created` event. Null when the domain is the tenant's already, having written
+ * nothing: the merge is `upsertCompany`'s.
+ */
+export async function createCompany(
+  db: Db,
+  tenant: TenantScope,
+  input: CompanyInput,
+): Promise<{ company: CompanyRecord; created: true } | null> {
+  const { name, domain, fields } = identityOf(input);
+  const at = new Date();
+  const company: CompanyRecord = {
+    id: newId(),
+    name,
+    domain,
+    website: fields.website ?? null,
+    industry: fields.industry ?? null,
+    business_description: fields.business_description ?? null,
+    archived_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  const created = await createCompanyAtOnce(db, tenant, {
+    ...company,
+    at,
+    eventId: newEventId(),
+    eventData: JSON.stringify(companyEventData(company)),
+  });
+  if (!created) return null;
+  countEvent('company.created');
+  return { company, created: true };
+}
+
+/** The name, the normalized domain (from `website` when `domain` is not given) and the other fields. */
+function identityOf(input: CompanyInput): { name: string; domain: string | null; fields: CompanyFields } {
+  const domain =
+    input.domain !== undefined
+      ? domainField(input.domain, 'domain')
+      : input.website !== undefined
+        ? normalizeDomain(input.website)
+        : null;
+  const name = input.name ?? domain;
+  if (!name) throw errors.invalidField('name', 'is required when no domain is given');
+  const fields: CompanyFields = {
+    website: input.website,
+    industry: input.industry,
+    business_description: input.business_description,
+  };
+  return { name, domain, fields };
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { Generated, Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { TenantScope } from '../../platform/auth/tenant.ts';
-import type { Executor, Trx } from '../../platform/db/pool.ts';
+import type { Db, Executor, Trx } from '../../platform/db/pool.ts';
+import { prepare } from '../../platform/db/prepared.ts';
 import type { NullableTimestamp } from '../../platform/db/schema.ts';
 import { idsOfTenant, whereOwned, whereTenant } from '../../platform/db/tenant-rows.ts';
+import { eventInsert } from '../../platform/events/emit.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
 
 export interface CompaniesTable {
@@ -119,6 +121,61 @@ export function insertCompany(
     )
     .returning(RECORD_COLUMNS)
     .executeTakeFirst();
+}
+
+type CreateParams = Required<Omit<CompanyFields, 'name'>> & {
+  id: string;
+  orgId: string;
+  clientId: string;
+  name: string;
+  at: Date;
+  eventId: string;
+  eventData: string;
+};
+
+/**
+ * The create of a new company as one statement, committed on its own: the company and its
+ * `company.created` event (`eventData`). A domain the tenant already has writes nothing (`created`
+ * false): the create is then a merge, which needs the transaction of `upsertCompany`.
+ */
+const createCompanyStatement = prepare(
+  (_db, p: CreateParams) => sql<{ created: boolean }>`
+    WITH company AS (
+      INSERT INTO companies (id, org_id, client_id, name, domain, website, industry, business_description,
+        created_at, updated_at)
+      VALUES (${p.id}::uuid, ${p.orgId}::uuid, ${p.clientId}::uuid, ${p.name}::text, ${p.domain}::text,
+        ${p.website}::text, ${p.industry}::text, ${p.business_description}::text, ${p.at}::timestamptz,
+        ${p.at}::timestamptz)
+      ON CONFLICT (org_id, client_id, domain) WHERE domain IS NOT NULL DO NOTHING
+      RETURNING id
+    ), event AS (
+      ${eventInsert(
+        {
+          id: p.eventId,
+          orgId: p.orgId,
+          clientId: p.clientId,
+          type: 'company.created',
+          data: p.eventData,
+          metadata: '{}',
+        },
+        sql<boolean>`EXISTS (SELECT 1 FROM company)`,
+      )}
+    )
+    SELECT EXISTS (SELECT 1 FROM company) AS created`,
+);
+
+/** See `createCompanyStatement`. */
+export async function createCompanyAtOnce(
+  db: Db,
+  tenant: TenantScope,
+  company: Omit<CreateParams, 'orgId' | 'clientId'>,
+): Promise<boolean> {
+  const [{ created }] = await createCompanyStatement.run(db, {
+    ...company,
+    orgId: tenant.orgId,
+    clientId: tenant.clientId,
+  });
+  return created;
 }
 
 export function updateCompany(
