@@ -61,6 +61,16 @@ function table(section: Section): string {
   return lines.join('\n');
 }
 
+/**
+ * The hand-written readings of earlier runs that follow the tables, from the first `## ` heading on
+ * (the tables are `### ` sections): a full run replaces the tables and keeps them.
+ */
+async function readings(file: string): Promise<string> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  const at = text.search(/^## /m);
+  return at < 0 ? '' : `\n${text.slice(at)}`;
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   // `--one-process`: the service as a newcomer runs it (`npm start`: every role in one process).
@@ -184,7 +194,8 @@ async function main(): Promise<void> {
       '',
       ...sections.map(table).flatMap((text) => [text, '']),
     ].join('\n');
-    if (!only.length) await fs.writeFile(path.join(root, 'docs', 'performance.md'), report);
+    const file = path.join(root, 'docs', 'performance.md');
+    if (!only.length) await fs.writeFile(file, `${report}${await readings(file)}`);
     else process.stdout.write('\n(partial run: docs/performance.md left as it was)\n');
   } finally {
     await pool.end();
