@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db, Trx } from '../db/pool.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -103,10 +103,18 @@ export async function relayEvents(
   consumers: AnyEventConsumer[],
   policy: RelayPolicy = DEFAULT_RELAY_POLICY,
 ): Promise<boolean> {
-  // Idle check first, without a lock or a transaction id.
-  const { rows: peek } = await sql<{ position: string; frontier: string; last: string; due: boolean }>`
-    SELECT r.position::text, r.frontier::text, s.last::text,
-      EXISTS (SELECT 1 FROM event_relay_failures WHERE dead_at IS NULL AND retry_at <= now()) AS due
+  // The idle check, and the probe when the sequence is past the frontier: L (`last`) is read by the scan
+  // of event_seq, before the projection takes a transaction id, in a statement that ends at once; that
+  // id is above the id of every transaction holding a seq <= L. An idle relay takes no id and no lock.
+  const { rows: peek } = await sql<{
+    position: string;
+    last: string;
+    due: boolean;
+    xid: string | null;
+  }>`
+    SELECT r.position::text, s.last::text,
+      EXISTS (SELECT 1 FROM event_relay_failures WHERE dead_at IS NULL AND retry_at <= now()) AS due,
+      CASE WHEN s.last > r.frontier THEN pg_current_xact_id()::text END AS xid
     FROM event_relay r, (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM event_seq) s`.execute(
     db,
   );
@@ -114,13 +122,7 @@ export async function relayEvents(
   if (!state) return false;
   const last = BigInt(state.last);
   if (last <= BigInt(state.position) && !state.due) return false;
-  // The probe: L was read above; a transaction id taken now, in a statement that ends at once, is above
-  // that of every transaction holding a seq <= L.
-  let fresh: { seq: bigint; xid: string } | null = null;
-  if (last > BigInt(state.frontier)) {
-    const { rows } = await sql<{ xid: string }>`SELECT pg_current_xact_id()::text AS xid`.execute(db);
-    fresh = { seq: last, xid: rows[0].xid };
-  }
+  const fresh = state.xid === null ? null : { seq: last, xid: state.xid };
 
   const outcome = await inTransaction(db, (trx) => relayPass(trx, db, consumers, policy, fresh));
   dispatched.inc(outcome.handed);
@@ -134,27 +136,24 @@ async function relayPass(
   policy: RelayPolicy,
   fresh: { seq: bigint; xid: string } | null,
 ): Promise<{ handed: number; more: boolean }> {
-  const { rows: locked } = await sql<{
-    position: string;
-    frontier: string;
-    probe_seq: string | null;
-    probe_xid: string | null;
-  }>`SELECT position::text, frontier::text, probe_seq::text, probe_xid::text FROM event_relay
-    WHERE id = 1 FOR UPDATE SKIP LOCKED`.execute(trx);
-  if (locked.length === 0) return { handed: 0, more: false };
-  const relay = locked[0];
-  const stored =
-    relay.probe_seq && relay.probe_xid ? { seq: BigInt(relay.probe_seq), xid: relay.probe_xid } : null;
   // A probe resolves when no transaction older than its id that has written an event still runs. Such a
   // transaction holds its RowExclusiveLock on event_log until it ends, taken before its seq: a
   // transaction of this database busy with anything else (a provider call, a long import) that has
   // written no event does not hold the relay back, nor does any transaction of another database.
   // First the cheap test: the cluster's oldest running transaction is younger than the probe.
-  const resolvedSql = (xid: string | null) => sql<boolean>`CASE
-    WHEN ${xid}::xid8 IS NULL THEN false
-    WHEN pg_snapshot_xmin(pg_current_snapshot()) > ${xid}::xid8 THEN true
-    ELSE NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${xid}::xid8))) END`;
-  const { rows: resolved } = await sql<{ stored: boolean; fresh: boolean }>`
+  const resolvedSql = (xid: RawBuilder<unknown>) => sql<boolean>`CASE
+    WHEN ${xid} IS NULL THEN false
+    WHEN pg_snapshot_xmin(pg_current_snapshot()) > ${xid} THEN true
+    ELSE NOT EXISTS (SELECT 1 FROM writing WHERE age >= age(xid(${xid}))) END`;
+  // The relay's row, locked (one pass at a time), with its stored probe and the fresh one resolved.
+  const { rows: locked } = await sql<{
+    position: string;
+    frontier: string;
+    probe_seq: string | null;
+    probe_xid: string | null;
+    stored_resolved: boolean;
+    fresh_resolved: boolean;
+  }>`
     WITH writing AS (
       SELECT age(a.backend_xid) AS age
       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -162,43 +161,47 @@ async function relayPass(
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND a.backend_xid IS NOT NULL
     )
-    SELECT ${resolvedSql(stored?.xid ?? null)} AS stored, ${resolvedSql(fresh?.xid ?? null)} AS fresh`.execute(
-    trx,
-  );
+    SELECT position::text, frontier::text, probe_seq::text, probe_xid::text,
+      ${resolvedSql(sql`probe_xid`)} AS stored_resolved,
+      ${resolvedSql(sql`${fresh?.xid ?? null}::xid8`)} AS fresh_resolved
+    FROM event_relay WHERE id = 1 FOR UPDATE SKIP LOCKED`.execute(trx);
+  if (locked.length === 0) return { handed: 0, more: false };
+  const relay = locked[0];
+  const stored =
+    relay.probe_seq && relay.probe_xid ? { seq: BigInt(relay.probe_seq), xid: relay.probe_xid } : null;
   const position = BigInt(relay.position);
   let frontier = BigInt(relay.frontier);
   let probe = stored;
-  if (fresh && resolved[0].fresh) {
+  if (fresh && relay.fresh_resolved) {
     // The newer probe resolved: so did any older one.
     if (fresh.seq > frontier) frontier = fresh.seq;
     probe = null;
-  } else if (stored && resolved[0].stored) {
+  } else if (stored && relay.stored_resolved) {
     if (stored.seq > frontier) frontier = stored.seq;
     probe = fresh && fresh.seq > frontier ? fresh : null;
   } else if (!stored && fresh) {
     probe = fresh;
   }
 
-  // At most BATCH seqs a pass, read whole: an index range whatever the planner thinks of the table.
+  // At most BATCH seqs a pass, read whole: an index range whatever the planner thinks of the table; and
+  // up to BATCH events due to be handed over again, in the same statement.
   const until = frontier < position + BigInt(BATCH) ? frontier : position + BigInt(BATCH);
-  const next =
-    until > position
-      ? (
-          await sql<EventRow>`
-          SELECT e.id, e.org_id, e.client_id, e.type, e.data, e.metadata, e.created_at, e.seq::text, 0 AS attempts
-          FROM event_log e
-          WHERE e.seq > ${String(position)}::bigint AND e.seq <= ${String(until)}::bigint
-          -- e.seq, the bigint: the output column seq is its text.
-          ORDER BY e.seq`.execute(trx)
-        ).rows
-      : [];
-  const retries = (
-    await sql<EventRow>`
-      SELECT e.id, e.org_id, e.client_id, e.type, e.data, e.metadata, e.created_at, e.seq::text, f.attempts
+  const { rows: read } = await sql<EventRow & { retry: boolean }>`
+    SELECT id, org_id, client_id, type, data, metadata, created_at, seq::text, attempts, retry FROM (
+      SELECT e.id, e.org_id, e.client_id, e.type, e.data, e.metadata, e.created_at, e.seq, 0 AS attempts,
+        false AS retry
+      FROM event_log e
+      WHERE e.seq > ${String(position)}::bigint AND e.seq <= ${String(until)}::bigint
+      UNION ALL
+      (SELECT e.id, e.org_id, e.client_id, e.type, e.data, e.metadata, e.created_at, e.seq, f.attempts,
+        true AS retry
       FROM event_relay_failures f JOIN event_log e ON e.org_id = f.org_id AND e.id = f.event_id
       WHERE f.dead_at IS NULL AND f.retry_at <= now()
-      ORDER BY e.seq LIMIT ${BATCH}::int`.execute(trx)
-  ).rows;
+      ORDER BY e.seq LIMIT ${BATCH}::int)
+    ) read
+    ORDER BY read.seq`.execute(trx);
+  const next = read.filter((row) => !row.retry);
+  const retries = read.filter((row) => row.retry);
 
   const failed = await handOver(db, consumers, [...retries, ...next]);
   // The database going away is no fault of the event: the whole pass is rolled back and runs again
