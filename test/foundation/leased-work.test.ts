@@ -403,6 +403,58 @@ describe('leased work', () => {
     assert.equal(pool.wake(), false, 'the run ended when nothing was due and nothing in flight');
   });
 
+  test('a unit that hands back its record frees its slot; records waiting are bounded; the run waits for them', async () => {
+    await addChores(12);
+    const N = 3;
+    let working = 0;
+    let peak = 0;
+    let recordsWaiting = 0;
+    let recordsPeak = 0;
+    let releaseRecords: () => void = () => {};
+    const recordsHeld = new Promise<void>((resolve) => {
+      releaseRecords = resolve;
+    });
+    const pool = new LeasedPool(
+      db,
+      {
+        ...chores({
+          batch: N,
+          concurrency: N,
+          work: async (lease) => {
+            working++;
+            peak = Math.max(peak, working);
+            await sleep(2);
+            working--;
+            recordsWaiting++;
+            recordsPeak = Math.max(recordsPeak, recordsWaiting);
+            const recorded = recordsHeld.then(async () => {
+              await finish(lease, 'pool');
+              recordsWaiting--;
+            });
+            return { recorded };
+          },
+        }),
+        refill: { coalesceMs: 3, runBudgetMs: 10_000, handOver: async () => {} },
+      },
+      log,
+    );
+    let ended = false;
+    const run = pool.run().then(() => {
+      ended = true;
+    });
+    // More units finish their work than there are slots, while no record is written: the records hold
+    // no slot. Past N records waiting, each takes a slot back, so claims stop at 2N.
+    await eventuallyTrue(() => recordsWaiting === 2 * N);
+    await sleep(50);
+    assert.equal(recordsPeak, 2 * N);
+    assert.ok(peak <= N, `at most ${N} units working at once: ${peak}`);
+    assert.equal(ended, false, 'the run waits for the records');
+    assert.equal((await doneCounts()).rows, 0);
+    releaseRecords();
+    await run;
+    assert.deepEqual(await doneCounts(), { rows: 12, distinct_ids: 12 });
+  });
+
   test('"maybe done" waits for its answer, or is settled once by the sweep after its grace', async () => {
     await addChores(2);
     const settled: string[] = [];

@@ -200,62 +200,84 @@ export interface FailureOutcome {
 const logColumns = sql`(id, org_id, subscription_id, delivery_id, event_id, event_type, attempt, manual, status,
   response_status, response_body, error_class, error, duration_ms, next_attempt_at)`;
 
-const recordSuccessStatement = prepare(
+const recordSuccessesStatement = prepare(
   (
     _db,
     p: {
-      orgId: string;
-      deliveryId: string;
-      leaseId: string;
-      attemptId: string;
-      attempt: number;
-      manual: boolean;
-      responseStatus: number | null;
-      responseBody: string | null;
-      durationMs: number;
+      orgIds: string[];
+      deliveryIds: string[];
+      leaseIds: string[];
+      attemptIds: string[];
+      attempts: number[];
+      manuals: boolean[];
+      responseStatuses: (number | null)[];
+      responseBodies: (string | null)[];
+      durationsMs: number[];
     },
-  ) => sql<{ recorded: number }>`
+  ) => sql<{ delivery_id: string }>`
     WITH ${ASYNC_COMMIT},
-    delivery AS (
-      UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1,
-        scheduled_attempts = scheduled_attempts + CASE WHEN manual THEN 0 ELSE 1 END,
+    success AS (
+      SELECT * FROM unnest(${p.orgIds}::uuid[], ${p.deliveryIds}::uuid[], ${p.leaseIds}::uuid[],
+        ${p.attemptIds}::uuid[], ${p.attempts}::int[], ${p.manuals}::boolean[], ${p.responseStatuses}::int[],
+        ${p.responseBodies}::text[], ${p.durationsMs}::int[])
+        AS r(org_id, delivery_id, lease_id, attempt_id, attempt, manual, response_status, response_body, duration_ms)
+    ), leased AS (
+      -- Locked in one order, so that two batches sharing a delivery (a lease taken over) cannot deadlock.
+      SELECT d.org_id, d.id FROM webhook_deliveries d
+      JOIN success r ON r.org_id = d.org_id AND r.delivery_id = d.id AND r.lease_id = d.lease_id
+      ORDER BY d.org_id, d.id
+      FOR UPDATE OF d
+    ), delivery AS (
+      UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
+        scheduled_attempts = d.scheduled_attempts + CASE WHEN d.manual THEN 0 ELSE 1 END,
         next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
         lease_id = NULL, lease_until = NULL, updated_at = now()
-      WHERE org_id = ${p.orgId}::uuid AND id = ${p.deliveryId}::uuid AND lease_id = ${p.leaseId}::uuid
-      RETURNING id, org_id, subscription_id, event_id, event_type
+      FROM leased l WHERE d.org_id = l.org_id AND d.id = l.id
+      RETURNING d.id, d.org_id, d.subscription_id, d.event_id, d.event_type
     ), log AS (
       INSERT INTO webhook_delivery_attempts (id, org_id, subscription_id, delivery_id, event_id, event_type,
         attempt, manual, status, response_status, response_body, duration_ms)
-      SELECT ${p.attemptId}::uuid, org_id, subscription_id, id, event_id, event_type, ${p.attempt}::int,
-        ${p.manual}::boolean, 'succeeded', ${p.responseStatus}::int, ${p.responseBody}::text, ${p.durationMs}::int
-      FROM delivery
-      RETURNING org_id, subscription_id
+      SELECT r.attempt_id, d.org_id, d.subscription_id, d.id, d.event_id, d.event_type, r.attempt, r.manual,
+        'succeeded', r.response_status, r.response_body, r.duration_ms
+      FROM delivery d JOIN success r ON r.org_id = d.org_id AND r.delivery_id = d.id
+      RETURNING org_id, subscription_id, delivery_id
+    ), failing AS (
+      SELECT s.org_id, s.id FROM webhook_subscriptions s
+      WHERE (s.org_id, s.id) IN (SELECT org_id, subscription_id FROM log) AND s.consecutive_failures <> 0
+      ORDER BY s.org_id, s.id
+      FOR UPDATE OF s
     ), reset AS (
-      UPDATE webhook_subscriptions SET consecutive_failures = 0
-      WHERE (org_id, id) = (SELECT org_id, subscription_id FROM log) AND consecutive_failures <> 0
+      UPDATE webhook_subscriptions s SET consecutive_failures = 0
+      FROM failing f WHERE s.org_id = f.org_id AND s.id = f.id
     )
-    SELECT count(*)::int AS recorded, (SELECT count(*) FROM async_commit) AS async_commit FROM log`,
+    SELECT log.delivery_id FROM log CROSS JOIN async_commit`,
 );
 
-/** The hot path: one statement records a success and resets the subscription's failure counter. */
-export async function recordSuccess(
-  db: Db,
-  delivery: ClaimedDelivery,
-  leaseId: string,
-  record: AttemptRecord,
-): Promise<boolean> {
-  const [row] = await recordSuccessStatement.run(db, {
-    orgId: delivery.org_id,
-    deliveryId: delivery.id,
-    leaseId,
-    attemptId: record.id,
-    attempt: record.attempt,
-    manual: record.manual,
-    responseStatus: record.responseStatus,
-    responseBody: record.responseBody,
-    durationMs: record.durationMs,
+/** A successful attempt, as its delivery's lease holder records it. */
+export interface Success {
+  delivery: Pick<ClaimedDelivery, 'org_id' | 'id'>;
+  leaseId: string;
+  record: AttemptRecord;
+}
+
+/**
+ * The hot path: one statement records many successes (each fenced by its lease: false where another
+ * worker took the delivery over) and resets their subscriptions' failure counters.
+ */
+export async function recordSuccesses(db: Db, successes: Success[]): Promise<boolean[]> {
+  const rows = await recordSuccessesStatement.run(db, {
+    orgIds: successes.map((success) => success.delivery.org_id),
+    deliveryIds: successes.map((success) => success.delivery.id),
+    leaseIds: successes.map((success) => success.leaseId),
+    attemptIds: successes.map((success) => success.record.id),
+    attempts: successes.map((success) => success.record.attempt),
+    manuals: successes.map((success) => success.record.manual),
+    responseStatuses: successes.map((success) => success.record.responseStatus),
+    responseBodies: successes.map((success) => success.record.responseBody),
+    durationsMs: successes.map((success) => success.record.durationMs),
   });
-  return row.recorded > 0;
+  const recorded = new Set(rows.map((row) => row.delivery_id));
+  return successes.map((success) => recorded.has(success.delivery.id));
 }
 
 export interface SubscriptionHealth {

@@ -5,8 +5,15 @@ import type { Config } from '../../config.ts';
 import type { Keyring } from '../../platform/crypto.ts';
 import { newId } from '../../platform/db/ids.ts';
 import type { Db } from '../../platform/db/pool.ts';
+import { StatementBatch } from '../../platform/db/statement-batch.ts';
 import { inTransaction } from '../../platform/db/transaction.ts';
-import { type Lease, LeasedPool, type LeasedWork, type Refill } from '../../platform/jobs/leased.ts';
+import {
+  type Lease,
+  LeasedPool,
+  type LeasedWork,
+  type Recording,
+  type Refill,
+} from '../../platform/jobs/leased.ts';
 import { metrics } from '../../platform/metrics.ts';
 import { type OutboundClient, OutboundError } from '../../platform/outbound/client.ts';
 import {
@@ -17,7 +24,8 @@ import {
   type FailureOutcome,
   queueDispatch,
   recordFailure,
-  recordSuccess,
+  recordSuccesses,
+  type Success,
   skipPendingDeliveries,
 } from './delivery-store.ts';
 import { type AttemptResult, isRetryable, isSuccess, nextDelayMs, parseRetryAfter } from './retry-policy.ts';
@@ -28,6 +36,8 @@ import type { AttemptStatus } from './store.ts';
 const RESPONSE_BODY_BYTES = 2048;
 /** Time past the request time-out a lease allows for recording the outcome. */
 const LEASE_MARGIN_MS = 5000;
+/** Successes recorded in one statement at most. */
+const RECORD_BATCH = 500;
 /** A dispatcher hands over to a fresh job after this long, so a stopping worker is never held for long. */
 const RUN_BUDGET_MS = 10_000;
 /** Wake-ups arriving this close together share one claim query. */
@@ -78,6 +88,10 @@ export class WebhookDispatcher extends LeasedPool<ClaimedDelivery> {
  */
 export function webhookDeliveries(deps: DispatcherDeps): LeasedWork<ClaimedDelivery> & { refill: Refill } {
   const leaseMs = deps.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+  const successes = new StatementBatch<Success, boolean>(
+    (batch) => recordSuccesses(deps.db, batch),
+    RECORD_BATCH,
+  );
   return {
     name: 'webhook_deliveries',
     intervalMs: SWEEP_MS,
@@ -89,7 +103,7 @@ export function webhookDeliveries(deps: DispatcherDeps): LeasedWork<ClaimedDeliv
     concurrency: deps.config.webhookConcurrency,
     attempts: { counted: 'by record', max: Number.POSITIVE_INFINITY, backoffMs: () => leaseMs },
     claim: claimDue,
-    work: (lease) => attempt(deps, lease),
+    work: (lease) => attempt(deps, successes, lease),
     exhausted: async () => {},
     refill: {
       coalesceMs: CLAIM_COALESCE_MS,
@@ -99,8 +113,15 @@ export function webhookDeliveries(deps: DispatcherDeps): LeasedWork<ClaimedDeliv
   };
 }
 
-/** One HTTP attempt and its record. Never throws: an unrecorded attempt is retried when its lease ends. */
-async function attempt(deps: DispatcherDeps, lease: Lease<ClaimedDelivery>): Promise<void> {
+/**
+ * One HTTP attempt and its record, a success's handed back still under way. Never throws: an
+ * unrecorded attempt is retried when its lease ends.
+ */
+async function attempt(
+  deps: DispatcherDeps,
+  successes: StatementBatch<Success, boolean>,
+  lease: Lease<ClaimedDelivery>,
+): Promise<Recording | undefined> {
   const delivery = lease.row;
   const attemptId = newId();
   const started = performance.now();
@@ -135,16 +156,19 @@ async function attempt(deps: DispatcherDeps, lease: Lease<ClaimedDelivery>): Pro
   };
   attempts.inc({ outcome: isSuccess(result) ? 'succeeded' : (record.errorClass ?? 'failed') });
   if (isSuccess(result)) deliveryLatency.observe((Date.now() - delivery.event_created_at.getTime()) / 1000);
-  try {
-    if (isSuccess(result)) await recordSuccess(deps.db, delivery, lease.id, record);
-    else await recordAttemptFailure(deps, lease, record, result);
-  } catch (failure) {
+  const notRecorded = (failure: unknown) => {
     if (!(failure instanceof LeaseLost))
       deps.log.error(
         { err: failure, deliveryId: delivery.id, webhookId: delivery.subscription_id },
         'webhook attempt not recorded; it will be retried when its lease ends',
       );
+  };
+  // A success is recorded with others that finish about now; its request slot is free meanwhile.
+  if (isSuccess(result)) {
+    const recorded = successes.add({ delivery, leaseId: lease.id, record }).then(() => {}, notRecorded);
+    return { recorded };
   }
+  await recordAttemptFailure(deps, lease, record, result).catch(notRecorded);
 }
 
 function send(deps: DispatcherDeps, delivery: ClaimedDelivery, attemptId: string) {

@@ -98,8 +98,12 @@ export interface LeasedWork<Row extends LeasedRow> {
    * statement, which must add it), so a worker that died mid-way costs no attempt.
    */
   attempts: { max: number; backoffMs: (attempt: number) => number; counted?: 'at claim' | 'by record' };
-  /** What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out. */
-  work(lease: Lease<Row>): Promise<void>;
+  /**
+   * What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out; or it
+   * hands back the write that ends its lease still under way (see `Recording`).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most units hand nothing back, and say so with `async () => {}`.
+  work(lease: Lease<Row>): Promise<void | Recording>;
   /** What a failed attempt writes besides its back-off (its error, a status), in the retry's fenced transaction. */
   onRetry?(trx: Trx, lease: Lease<Row>, error: unknown): Promise<void>;
   /** A row whose attempts are spent; it should end the lease (`complete`, or writes under `held`). */
@@ -110,6 +114,16 @@ export interface LeasedWork<Row extends LeasedRow> {
   claim?(db: Db, lease: { id: string; ms: number }, limit: number): Promise<Row[]>;
   /** Run as a pool refilled as units finish (`LeasedPool`), instead of a batch per run (`leasedLoop`). */
   refill?: Refill;
+}
+
+/**
+ * What a unit hands back when its work is done but the write that ends its lease is not (a record
+ * batched with others'). In a pool the unit's slot is then free for the next one: `concurrency`
+ * bounds the work (requests in flight), not the writes behind it, which the run still waits for
+ * before it ends. A failed record is logged; the lease runs out and the row is claimed again.
+ */
+export interface Recording {
+  recorded: Promise<void>;
 }
 
 /**
@@ -139,7 +153,10 @@ export function leasedLoop<Row extends LeasedRow>(db: Db, work: LeasedWork<Row>,
     run: async () => {
       await sweepUnconfirmed(db, leased, work, log);
       const leases = await leased.claim(db, work.batch);
-      await eachBounded(leases, work.concurrency ?? work.batch, (lease) => runUnit(work, lease, log));
+      await eachBounded(leases, work.concurrency ?? work.batch, async (lease) => {
+        const done = await runUnit(work, lease, log);
+        await done?.recorded;
+      });
       return leases.length === work.batch;
     },
   };
@@ -215,6 +232,7 @@ export class LeasedPool<Row extends LeasedRow> {
     };
     const max = work.concurrency ?? work.batch;
     const inFlight = new Set<Promise<void>>();
+    const recording = new Set<Promise<void>>();
     const deadline = Date.now() + runBudgetMs;
     let mayHaveMore = true;
     let lastClaimAt = 0;
@@ -227,7 +245,8 @@ export class LeasedPool<Row extends LeasedRow> {
           await work.refill.handOver();
           break;
         }
-        const room = max - inFlight.size;
+        // Records waiting count against the slots only past `max` of them: a slow database slows the claims.
+        const room = max - inFlight.size - Math.max(0, recording.size - max);
         const worthClaiming =
           room > 0 && (this.wanted || (mayHaveMore && (inFlight.size === 0 || room >= Math.ceil(max / 4))));
         if (worthClaiming) {
@@ -236,31 +255,43 @@ export class LeasedPool<Row extends LeasedRow> {
           this.wanted = false;
           lastClaimAt = Date.now();
           // Measured before the await: units finishing meanwhile must not make a full claim look short.
-          const asked = Math.min(work.batch, max - inFlight.size);
+          const asked = Math.min(work.batch, room);
           const leases = await this.leased.claim(db, asked);
           mayHaveMore = leases.length === asked;
           for (const lease of leases) {
-            const unit = runUnit(work, lease, log).finally(() => {
-              inFlight.delete(unit);
-              this.signal?.();
-            });
+            const unit = runUnit(work, lease, log)
+              .then((done) => {
+                if (!done) return;
+                const { recorded } = done;
+                recording.add(recorded);
+                void recorded.finally(() => {
+                  recording.delete(recorded);
+                  this.signal?.();
+                });
+              })
+              .finally(() => {
+                inFlight.delete(unit);
+                this.signal?.();
+              });
             inFlight.add(unit);
           }
           continue;
         }
-        if (inFlight.size === 0) {
+        if (inFlight.size === 0 && recording.size === 0) {
           if (this.wanted || mayHaveMore) continue;
           release();
-          return;
+          break;
         }
         await new Promise<void>((resolve) => {
           this.signal = resolve;
         });
       }
       await Promise.allSettled(inFlight);
+      await Promise.allSettled(recording);
     } catch (error) {
       // Units already under way finish and record before the run reports the failure.
       await Promise.allSettled(inFlight);
+      await Promise.allSettled(recording);
       throw error;
     } finally {
       release();
@@ -268,15 +299,27 @@ export class LeasedPool<Row extends LeasedRow> {
   }
 }
 
-async function runUnit<Row extends LeasedRow>(work: LeasedWork<Row>, lease: Lease<Row>, log: Logger) {
+/**
+ * Runs one unit; resolves when its work is done, with its record still under way if it handed one back
+ * (wrapped: an async function returning a bare promise would wait for it).
+ */
+async function runUnit<Row extends LeasedRow>(
+  work: LeasedWork<Row>,
+  lease: Lease<Row>,
+  log: Logger,
+): Promise<Recording | undefined> {
   const { max, backoffMs } = work.attempts;
+  const recordFailed = (error: unknown) =>
+    // Unrecorded: the lease runs out and the row is claimed again.
+    log.error({ err: error, loop: work.name, id: lease.row.id }, 'recording leased work failed');
   try {
     if (lease.attempt > max) {
       await work.exhausted(lease, new Error(`Not finished in ${max} attempts.`));
       return;
     }
     try {
-      await work.work(lease);
+      const done = await work.work(lease);
+      return done ? { recorded: done.recorded.catch(recordFailed) } : undefined;
     } catch (error) {
       log.warn(
         { err: error, loop: work.name, id: lease.row.id, attempt: lease.attempt },
@@ -286,8 +329,7 @@ async function runUnit<Row extends LeasedRow>(work: LeasedWork<Row>, lease: Leas
       else await retry(work, lease, error, backoffMs(lease.attempt));
     }
   } catch (error) {
-    // Unrecorded: the lease runs out and the row is claimed again.
-    log.error({ err: error, loop: work.name, id: lease.row.id }, 'recording leased work failed');
+    recordFailed(error);
   }
 }
 
