@@ -1,7 +1,7 @@
 /**
  * One statement for many callers (group commit): the first item is written on the next turn of the
  * event loop with whatever else arrived in that turn; items that arrive while a statement runs go
- * together into the next one. Under a trickle each item is one statement, as before; under load a
+ * together into the next one. Under a trickle each item is a statement of its own; under load a
  * statement carries everything that queued behind the last, so the statement rate stays flat while
  * the item rate grows. A caller gets its own item's result; a failed statement fails each of its items.
  */
