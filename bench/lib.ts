@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type pg from 'pg';
 
@@ -8,6 +9,8 @@ export interface Measurement {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** CPU time (user + system) the serving process spent per request, when it is known. */
+  serverCpuUs?: number;
 }
 
 export interface Target {
@@ -52,9 +55,28 @@ export interface MeasureOptions {
   durationSeconds?: number;
   /** Headers of each connection, in turn (a session cookie per person); on top of `headers`. */
   connectionHeaders?: Record<string, string>[];
+  /** The process serving `url`: the CPU it spends per request is reported beside the rate. */
+  serverPid?: number;
+}
+
+/** Linux's USER_HZ: the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User + system CPU time of a process so far, in µs, or null where /proc cannot tell. */
+function cpuTimeUs(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces) start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
 }
 
 export async function measure(name: string, options: MeasureOptions): Promise<Measurement> {
+  const cpuBefore = cpuTimeUs(options.serverPid);
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -72,7 +94,13 @@ export async function measure(name: string, options: MeasureOptions): Promise<Me
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    ...serverCpu(cpuBefore, cpuTimeUs(options.serverPid), result.requests.total),
   };
+}
+
+function serverCpu(before: number | null, after: number | null, requests: number) {
+  if (before === null || after === null || requests === 0) return {};
+  return { serverCpuUs: Math.round((after - before) / requests) };
 }
 
 function eachConnection(options: MeasureOptions) {
@@ -93,10 +121,15 @@ export function ratioTarget(
   minimum: number,
 ): Target {
   const ratio = measured.requestsPerSecond / Math.max(1, ceiling.requestsPerSecond);
+  // The CPU each request costs its server is steadier than a rate on a shared machine: shown beside it.
+  const cpu =
+    measured.serverCpuUs && ceiling.serverCpuUs
+      ? `; server CPU per request ${ceiling.serverCpuUs} / ${measured.serverCpuUs} µs = ${(ceiling.serverCpuUs / measured.serverCpuUs).toFixed(2)}`
+      : '';
   return {
     name,
     pass: ratio >= minimum && measured.errors === 0 && measured.non2xx === 0,
-    detail: `${measured.requestsPerSecond} / ${ceiling.requestsPerSecond} req/s = ${ratio.toFixed(2)} (target ≥ ${minimum})${
+    detail: `${measured.requestsPerSecond} / ${ceiling.requestsPerSecond} req/s = ${ratio.toFixed(2)} (target ≥ ${minimum})${cpu}${
       measured.non2xx ? `; ${measured.non2xx} non-2xx` : ''
     }`,
   };

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
-import { type BenchContext, type Measurement, measure, type Section } from './lib.ts';
+import { type BenchContext, type Measurement, type MeasureOptions, measure, type Section } from './lib.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const ADMIN_TOKEN = 'bench-admin-token';
@@ -45,10 +45,11 @@ function table(section: Section): string {
   const lines = [
     `### ${section.title}`,
     '',
-    '| measurement | req/s | p50 ms | p99 ms | errors | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| measurement | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...section.measurements.map(
-      (m) => `| ${m.name} | ${m.requestsPerSecond} | ${m.p50Ms} | ${m.p99Ms} | ${m.errors} | ${m.non2xx} |`,
+      (m) =>
+        `| ${m.name} | ${m.requestsPerSecond} | ${m.p50Ms} | ${m.p99Ms} | ${m.errors} | ${m.non2xx} | ${m.serverCpuUs ?? '–'} |`,
     ),
     '',
     '| target | result | |',
@@ -134,6 +135,16 @@ async function main(): Promise<void> {
       return response.status === 204 ? undefined : response.json();
     };
     let ceiling: Measurement | null = null;
+    const servers: Array<[url: string, pid: number | undefined]> = [
+      [ceilingUrl, children[children.length - 1].pid],
+      [apiUrl, service[0].pid],
+      [`http://127.0.0.1:${feedPort}`, service[oneProcess ? 0 : 2].pid],
+    ];
+    const measureServed = (name: string, options: MeasureOptions) =>
+      measure(name, {
+        serverPid: servers.find(([url]) => options.url.startsWith(`${url}/`))?.[1],
+        ...options,
+      });
     const ctx: BenchContext = {
       apiUrl,
       feedUrl: `http://127.0.0.1:${feedPort}`,
@@ -142,10 +153,10 @@ async function main(): Promise<void> {
       databaseUrl: database.url,
       pool,
       ceiling: async () => {
-        ceiling ??= await measure('bare Fastify JSON route (ceiling)', { url: `${ceilingUrl}/bare` });
+        ceiling ??= await measureServed('bare Fastify JSON route (ceiling)', { url: `${ceilingUrl}/bare` });
         return ceiling;
       },
-      measure,
+      measure: measureServed,
       admin,
       tenant: async () => {
         const { org } = await admin('POST', '/orgs', { name: 'Bench agency' });
