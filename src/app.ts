@@ -177,7 +177,7 @@ export async function buildApp(
           resolveTenant(request, platform.keys, platform.clients),
         );
       });
-      await installKeyRateLimit(v1, platform.redis);
+      installKeyRateLimit(v1, platform.redis);
       for (const routes of [...tenantModules, ...(options.extraTenantRoutes ?? [])])
         await v1.register(routes);
     },

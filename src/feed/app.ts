@@ -72,7 +72,7 @@ export async function buildFeedApp(
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   await app.register(async (feed) => {
-    await installRateLimit(feed, {
+    installRateLimit(feed, {
       redis: platform.redis,
       nameSpace: 'rl:feed:',
       // Per source IP and per format: a client polling both formats gets the limit on each.

@@ -77,7 +77,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     done(null, payload);
   });
-  await installRateLimit(app, {
+  installRateLimit(app, {
     redis,
     nameSpace: 'rl:docs:',
     keyOf: (request) => normalizeIP(request.ip),

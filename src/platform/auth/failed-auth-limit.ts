@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../http/errors.ts';
-import { slidingWindowStore, type WindowState } from '../http/sliding-window.ts';
+import { slidingWindowCounter } from '../http/sliding-window.ts';
+import type { WindowState } from '../http/window-counter.ts';
 
 const MINUTE_MS = 60_000;
 
@@ -21,16 +22,7 @@ export function failedAuthLimit(
   options: { prefix?: string; subject?: string } = {},
 ) {
   const subject = options.subject ?? 'from this address';
-  type Callback = (error: Error | null, state?: WindowState) => void;
-  type Counter = (key: string, callback: Callback, windowMs: number, max: number) => void;
-  const Store = slidingWindowStore(redis, options.prefix ?? 'rl:authfail:');
-  const store = new Store({} as never) as unknown as { incr: Counter; read: Counter };
-  const hit = (key: string, increment: boolean) =>
-    new Promise<WindowState>((resolve, reject) => {
-      const done = (error: Error | null, state?: WindowState) => (error ? reject(error) : resolve(state!));
-      if (increment) store.incr(key, done, MINUTE_MS, perMinute);
-      else store.read(key, done, MINUTE_MS, perMinute);
-    });
+  const counter = slidingWindowCounter(redis, options.prefix ?? 'rl:authfail:');
   const refusal = (state: WindowState) => {
     const seconds = Math.max(1, Math.ceil(state.ttl / 1000));
     return new ApiError(
@@ -61,7 +53,7 @@ export function failedAuthLimit(
     } catch (error) {
       if (error instanceof ApiError && error.statusCode === 401) {
         // A Redis outage leaves the limit unenforced, as for the per-key limits (RATE_LIMIT_FAIL_OPEN).
-        const after = await hit(caller, true).catch(() => null);
+        const after = await Promise.resolve(counter.count(caller, MINUTE_MS, perMinute)).catch(() => null);
         if (after && after.current > perMinute) {
           if (blocked.size >= MAX_BLOCKED) blocked.delete(blocked.keys().next().value as string);
           blocked.set(caller, Date.now() + after.ttl);

@@ -1,10 +1,11 @@
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
-import { errors } from './errors.ts';
-import { slidingWindowStore } from './sliding-window.ts';
+import { type ApiError, errors } from './errors.ts';
+import { fixedWindowCounter } from './fixed-window.ts';
+import { slidingWindowCounter } from './sliding-window.ts';
+import type { WindowState } from './window-counter.ts';
 
 const MINUTE_MS = 60_000;
 const REDIS_RETRY_AFTER_SECONDS = 2;
@@ -21,45 +22,64 @@ interface LimitOptions {
   /** Requests allowed per window for that bucket. */
   maxOf: (request: FastifyRequest) => number;
   windowMs?: number;
-  /** Count a sliding window (see sliding-window.ts) instead of the plugin's fixed windows. */
+  /** Count a sliding window (see sliding-window.ts) instead of fixed windows (fixed-window.ts). */
   sliding?: boolean;
 }
 
 /**
  * Rate limits for every route in `scope`: `X-RateLimit-Limit/Remaining/Reset` on every response,
  * 429 `rate_limited` with `Retry-After` past the limit. Used for API keys, the docs API and the feed.
+ *
+ * One callback-style hook, answered in the same tick when the counters are in this process: it runs
+ * on every request of the API, so it allocates no promise there.
  */
-export async function installRateLimit(scope: FastifyInstance, options: LimitOptions): Promise<void> {
-  const { redis } = options;
-  if (redis && !scope.platform.config.rateLimitFailOpen) {
-    // RATE_LIMIT_FAIL_OPEN=false: no request goes unlimited while the shared counters are out of reach.
-    scope.addHook('onRequest', async () => {
-      if (redis.status !== 'ready')
-        throw errors.unavailable(
+export function installRateLimit(scope: FastifyInstance, options: LimitOptions): void {
+  const { redis, keyOf, maxOf } = options;
+  const windowMs = options.windowMs ?? MINUTE_MS;
+  const counter = (options.sliding ? slidingWindowCounter : fixedWindowCounter)(redis, options.nameSpace);
+  // RATE_LIMIT_FAIL_OPEN=false: no request goes unlimited while the shared counters are out of reach.
+  const refuseWithoutRedis = redis !== null && !scope.platform.config.rateLimitFailOpen;
+
+  scope.addHook('onRequest', (request, reply, done) => {
+    if (refuseWithoutRedis && redis?.status !== 'ready') {
+      done(
+        errors.unavailable(
           'Rate limits cannot be checked right now; retry shortly.',
           REDIS_RETRY_AFTER_SECONDS,
-        );
-    });
-  }
-  await scope.register(rateLimit, {
-    global: true,
-    hook: 'onRequest',
-    timeWindow: options.windowMs ?? MINUTE_MS,
-    max: (request) => options.maxOf(request),
-    keyGenerator: (request) => options.keyOf(request),
-    nameSpace: options.nameSpace,
-    redis: options.redis ?? undefined,
-    store: options.sliding ? slidingWindowStore(options.redis, options.nameSpace) : undefined,
-    // A Redis outage fails open (unless refused above): runtime.ts logs it and /readyz reports it.
-    skipOnError: true,
-    errorResponseBuilder: (_request, context) =>
-      errors.rateLimited(context.max, Math.max(1, Math.ceil(context.ttl / 1000))),
+        ),
+      );
+      return;
+    }
+    const max = maxOf(request);
+    const counted = counter.count(keyOf(request), windowMs, max);
+    if (!(counted instanceof Promise)) {
+      done(answer(reply, max, counted));
+      return;
+    }
+    counted.then(
+      (state) => done(answer(reply, max, state)),
+      // A Redis outage fails open (unless refused above): runtime.ts logs it and /readyz reports it.
+      () => done(),
+    );
   });
 }
 
+/** Sets the headers of the caller's window; the 429 to answer when it is past the limit. */
+function answer(reply: FastifyReply, max: number, state: WindowState): ApiError | undefined {
+  const seconds = Math.ceil(state.ttl / 1000);
+  const refused = state.current > max;
+  reply.header('x-ratelimit-limit', max);
+  reply.header('x-ratelimit-remaining', refused ? 0 : max - state.current);
+  reply.header('x-ratelimit-reset', seconds);
+  if (!refused) return undefined;
+  const retryAfter = Math.max(1, seconds);
+  reply.header('retry-after', retryAfter);
+  return errors.rateLimited(max, retryAfter);
+}
+
 /** The per-key limit of authenticated routes. */
-export function installKeyRateLimit(scope: FastifyInstance, redis: Redis | null): Promise<void> {
-  return installRateLimit(scope, {
+export function installKeyRateLimit(scope: FastifyInstance, redis: Redis | null): void {
+  installRateLimit(scope, {
     redis,
     nameSpace: 'rl:key:',
     keyOf: (request) => request.tenant.key.id,
