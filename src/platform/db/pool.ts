@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { preparingPool } from './prepared.ts';
+import { preparingPool, runOnPool } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 // int8 (counts, balances) and numeric (money) arrive as strings by default; every such value here fits a double.
@@ -40,6 +40,7 @@ export function openDatabase(
   // Nor one dropped while checked out (pg-pool listens only on idle ones): the query in flight fails instead.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }) as Db;
+  runOnPool(db, pool);
   return {
     db,
     pool,

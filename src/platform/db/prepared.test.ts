@@ -35,8 +35,21 @@ test('a prepared statement is sent as a named statement, in a transaction too; o
   });
 });
 
-test('on the database, outside a transaction, a prepared statement runs too', async () => {
-  assert.deepEqual(await probe.run(t.platform.db, { n: 5 }), [{ n: 6 }]);
+test('on the database, outside a transaction, a prepared statement runs straight on the pool', async () => {
+  const { pool } = t.platform.database;
+  const query = pool.query;
+  const sent: unknown[] = [];
+  pool.query = ((config: unknown, ...rest: unknown[]) => {
+    sent.push(config);
+    return (query as (...args: unknown[]) => unknown).call(pool, config, ...rest);
+  }) as typeof pool.query;
+  try {
+    assert.deepEqual(await probe.run(t.platform.db, { n: 5 }), [{ n: 6 }]);
+  } finally {
+    pool.query = query;
+  }
+  assert.equal(sent.length, 1, 'one query on the pool, none through the query builder');
+  assert.match((sent[0] as { name: string }).name, /^k_[0-9a-f]{24}$/);
 });
 
 test('a value that would become part of the text, not a parameter, is refused', async () => {
