@@ -28,6 +28,12 @@ describe('fixed-window rate-limit counters (in process)', () => {
     assert.deepEqual(await hit(counter, 'key', 3), { current: 1, ttl: MINUTE }, 'the next window starts');
   });
 
+  test('every live caller keeps its count, however many there are', async () => {
+    const counter = fixedWindowCounter(null, 'test:', () => 4_000_000_000_000);
+    for (let i = 0; i < 6000; i++) await hit(counter, `caller-${i}`, 3);
+    assert.equal((await hit(counter, 'caller-0', 3)).current, 2, 'the first caller is not forgotten');
+  });
+
   test('callers whose window has ended are forgotten', async () => {
     let now = 9_000_000_000_000;
     const counter = fixedWindowCounter(null, 'test:', () => now);
