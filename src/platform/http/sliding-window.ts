@@ -3,15 +3,15 @@ import type { WindowCounter, WindowState } from './window-counter.ts';
 
 /**
  * Sliding-window counters: a fixed window would let a client send twice the limit across a window
- * boundary. The window is cut into 60 buckets; a
- * request is counted until one window after the start of its bucket, that is for between one window
- * less a bucket and one window (59-60 s for a one-minute window): no span of 59 s ever holds more
- * than the limit, and the wait a refusal announces (`Retry-After`) is never longer than the window.
+ * boundary. The window is cut into 60 buckets; a request is counted until one window after the start
+ * of its bucket, that is for between one window less a bucket and one window (59-60 s for a one-minute
+ * window): no span of 59 s ever holds more than the limit, and the wait a refusal announces
+ * (`Retry-After`) is never longer than the window.
  * Refused requests are not counted. When refused, `ttl` is the time until the next request would be
  * accepted; otherwise the time until the oldest counted request leaves the window (when `remaining`
  * next grows).
  */
-export const BUCKETS = 60;
+const BUCKETS = 60;
 
 /** Bucket number → requests accepted in it, oldest first. */
 type Buckets = Array<[bucket: number, count: number]>;
@@ -19,7 +19,7 @@ type Buckets = Array<[bucket: number, count: number]>;
 const bucketSize = (windowMs: number) => Math.max(1, Math.ceil(windowMs / BUCKETS));
 
 /** The pure window arithmetic of one request: counted unless refused. */
-export function slide(entries: Buckets, now: number, windowMs: number, max: number): WindowState {
+function slide(entries: Buckets, now: number, windowMs: number, max: number): WindowState {
   const size = bucketSize(windowMs);
   const bucket = Math.floor(now / size);
   while (entries.length > 0 && entries[0][0] <= bucket - BUCKETS) entries.shift();
