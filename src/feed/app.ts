@@ -14,7 +14,7 @@ import {
 } from '../modules/wallet-feed/snapshot-service.ts';
 import type { Platform } from '../platform/context.ts';
 import { errors, installErrorHandling } from '../platform/http/errors.ts';
-import { installRateLimit } from '../platform/http/rate-limit.ts';
+import { installRateLimit, limitedAddress } from '../platform/http/rate-limit.ts';
 import { installRequestMetrics } from '../platform/http/request-metrics.ts';
 
 const CONTENT_TYPES: Record<SnapshotFormat, string> = {
@@ -76,7 +76,7 @@ export async function buildFeedApp(
       redis: platform.redis,
       nameSpace: 'rl:feed:',
       // Per source IP and per format: a client polling both formats gets the limit on each.
-      keyOf: (request) => `${request.ip}|${formatOf(request)}`,
+      keyOf: (request) => `${limitedAddress(request.ip)}|${formatOf(request)}`,
       maxOf: () => config.feedRateLimitPerMinute,
     });
     for (const format of ['json', 'csv'] as const) {

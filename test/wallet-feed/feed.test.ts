@@ -369,4 +369,15 @@ describe('wallet feed rate limit and demo data', () => {
       'other IP',
     );
   });
+
+  test('IPv6 callers of one /64 share a budget', async () => {
+    for (let i = 1; i <= 3; i++) {
+      const response = await feed.inject({ url: '/snapshot.json', remoteAddress: `2001:db8:5:7::${i}` });
+      assert.equal(response.statusCode, 200);
+    }
+    const sameNetwork = await feed.inject({ url: '/snapshot.json', remoteAddress: '2001:db8:5:7:abcd::9' });
+    assert.equal(sameNetwork.statusCode, 429, 'a fresh address in the same /64 is no fresh budget');
+    const otherNetwork = await feed.inject({ url: '/snapshot.json', remoteAddress: '2001:db8:5:8::1' });
+    assert.equal(otherNetwork.statusCode, 200);
+  });
 });

@@ -1,10 +1,9 @@
-import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { publicUrl } from '../../config.ts';
 import { errors } from '../../platform/http/errors.ts';
-import { installRateLimit } from '../../platform/http/rate-limit.ts';
+import { installRateLimit, limitedAddress } from '../../platform/http/rate-limit.ts';
 import { etagOf, RepresentationCache, represent, sendRepresentation } from './cache.ts';
 import { loadDocs, type Page, shippedDocsDir } from './content.ts';
 import {
@@ -80,7 +79,7 @@ export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   installRateLimit(app, {
     redis,
     nameSpace: 'rl:docs:',
-    keyOf: (request) => normalizeIP(request.ip),
+    keyOf: (request) => limitedAddress(request.ip),
     maxOf: () => config.docsRateLimitPerMinute,
     sliding: true,
   });

@@ -7,6 +7,7 @@ import { isUuid, newId } from '../../platform/db/ids.ts';
 import type { Executor, Trx } from '../../platform/db/pool.ts';
 import { ApiError, errors } from '../../platform/http/errors.ts';
 import type { PageRequest } from '../../platform/http/pagination.ts';
+import { limitedAddress } from '../../platform/http/rate-limit.ts';
 import { enqueueJob } from '../../platform/jobs/queue.ts';
 import { type EmailProvider, EmailSendError, type OutboundEmail } from '../../providers/email/index.ts';
 import { type AuditContext, recordAudit, userAudit } from '../audit/service.ts';
@@ -229,7 +230,7 @@ export class Accounts {
         throw errors.unauthorized('The email or the password is not right.');
       return user;
     };
-    const user = await this.failuresByAddress.guardKey(meta.ip ?? 'unknown', () =>
+    const user = await this.failuresByAddress.guardKey(meta.ip ? limitedAddress(meta.ip) : 'unknown', () =>
       this.failuresByEmail.guardKey(email, attempt),
     );
     return { user: publicUser(user), session: await this.startSession(db, user, meta) };

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../http/errors.ts';
+import { limitedAddress } from '../http/rate-limit.ts';
 import { slidingWindowCounter } from '../http/sliding-window.ts';
 import type { WindowState } from '../http/window-counter.ts';
 
@@ -68,7 +69,7 @@ export function failedAuthLimit(
     guardKey,
     /** Runs `authenticate`; counts its 401 against the caller's address, and refuses a caller over the limit. */
     guard: <T>(request: FastifyRequest, authenticate: () => Promise<T>): Promise<T> =>
-      guardKey(request.ip, authenticate),
+      guardKey(limitedAddress(request.ip), authenticate),
   };
 }
 

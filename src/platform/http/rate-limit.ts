@@ -1,3 +1,4 @@
+import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -75,6 +76,14 @@ function answer(reply: FastifyReply, max: number, state: WindowState): ApiError 
   const retryAfter = Math.max(1, seconds);
   reply.header('retry-after', retryAfter);
   return errors.rateLimited(max, retryAfter);
+}
+
+/**
+ * The caller's address as per-address limits count it: an IPv6 address stands for its /64 (one
+ * household or server usually holds a whole /64, and could otherwise take a fresh budget per address).
+ */
+export function limitedAddress(ip: string): string {
+  return normalizeIP(ip);
 }
 
 /** The per-key limit of authenticated routes. */
