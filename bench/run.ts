@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
+import { freePort, runningPostmaster, startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
 import { type BenchContext, type Measurement, type MeasureOptions, measure, type Section } from './lib.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -28,11 +28,14 @@ async function waitFor(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  // API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process.
-  const extra =
-    (args[0] === 'api' || args[0] === 'serve') && process.env.API_NODE_ARGS
-      ? process.env.API_NODE_ARGS.split(' ')
-      : [];
+  // API_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the API process; WORKER_NODE_ARGS, the worker's.
+  const nodeArgs =
+    args[0] === 'api' || args[0] === 'serve'
+      ? process.env.API_NODE_ARGS
+      : args[0] === 'worker'
+        ? process.env.WORKER_NODE_ARGS
+        : undefined;
+  const extra = nodeArgs ? nodeArgs.split(' ') : [];
   const child = spawn(process.execPath, [...extra, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -45,11 +48,11 @@ function table(section: Section): string {
   const lines = [
     `### ${section.title}`,
     '',
-    '| measurement | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/req |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| measurement | req/s | p50 ms | p99 ms | errors | non-2xx | server CPU µs/req | PostgreSQL CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...section.measurements.map(
       (m) =>
-        `| ${m.name} | ${m.requestsPerSecond} | ${m.p50Ms} | ${m.p99Ms} | ${m.errors} | ${m.non2xx} | ${m.serverCpuUs ?? '–'} |`,
+        `| ${m.name} | ${m.requestsPerSecond} | ${m.p50Ms} | ${m.p99Ms} | ${m.errors} | ${m.non2xx} | ${m.serverCpuUs ?? '–'} | ${m.databaseCpuUs ?? '–'} |`,
     ),
     '',
     '| target | result | |',
@@ -140,9 +143,11 @@ async function main(): Promise<void> {
       [apiUrl, service[0].pid],
       [`http://127.0.0.1:${feedPort}`, service[oneProcess ? 0 : 2].pid],
     ];
+    const databasePid = (await runningPostmaster(path.join(dataDir, 'postgres'))) ?? undefined;
     const measureServed = (name: string, options: MeasureOptions) =>
       measure(name, {
         serverPid: servers.find(([url]) => options.url.startsWith(`${url}/`))?.[1],
+        databasePid,
         ...options,
       });
     const ctx: BenchContext = {

@@ -135,7 +135,7 @@ async function takeOwnership(databaseDir: string, warn: (message: string) => voi
 }
 
 /** The pid of the PostgreSQL serving `databaseDir`, if one runs. */
-async function runningPostmaster(databaseDir: string): Promise<number | null> {
+export async function runningPostmaster(databaseDir: string): Promise<number | null> {
   const content = await fs.readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => null);
   const pid = Number(content?.split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null;
