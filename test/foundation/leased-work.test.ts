@@ -37,7 +37,7 @@ describe('leased work', () => {
     await sql`CREATE TABLE chores (
       org_id uuid NOT NULL, id uuid NOT NULL, state text NOT NULL DEFAULT 'pending',
       lease_id uuid, lease_until timestamptz DEFAULT now(), attempts integer NOT NULL DEFAULT 0,
-      PRIMARY KEY (org_id, id))`.execute(db);
+      unrecorded_claims integer NOT NULL DEFAULT 0, PRIMARY KEY (org_id, id))`.execute(db);
     // One row per time a unit of work committed: no unique key, so doing a row twice shows.
     await sql`CREATE TABLE chores_done (org_id uuid NOT NULL, id uuid NOT NULL, worker text NOT NULL)`.execute(
       db,
@@ -302,6 +302,58 @@ describe('leased work', () => {
     assert.deepEqual(tried, [1, 2]);
     assert.deepEqual(exhausted, [2]);
     assert.equal(await attempts(), 2, 'the give-up records the last attempt');
+  });
+
+  test('attempts counted by record: a row whose workers die every time is given up, a record starts the count again', async () => {
+    await addChores(1);
+    const row = async () =>
+      (await sql<Chore & { unrecorded_claims: number }>`SELECT * FROM chores`.execute(db)).rows[0];
+    /** The lease of the worker that "died" runs out now. */
+    const leaseRunsOut = () =>
+      sql`UPDATE chores SET lease_until = now() - interval '1 millisecond'`.execute(db);
+    const worked: number[] = [];
+    const exhausted: number[] = [];
+    let fail = false;
+    const loop = leasedLoop(
+      db,
+      chores({
+        attempts: { max: 100, backoffMs: () => 0, counted: 'by record', unrecordedMax: 3 },
+        // Dies mid-way (ends nothing: its lease runs out), or fails and records its attempt.
+        work: async (lease) => {
+          worked.push(lease.unrecorded);
+          if (fail) throw new Error('failed');
+        },
+        exhausted: async (lease, error) => {
+          exhausted.push(lease.unrecorded);
+          assert.match(String(error), /3 times in a row with no attempt recorded/);
+          await lease.complete();
+        },
+      }),
+      log,
+    );
+    await loop.run();
+    await leaseRunsOut();
+    await loop.run();
+    assert.equal((await row()).unrecorded_claims, 2);
+    // A recorded attempt (a failure, here) starts the count again.
+    await leaseRunsOut();
+    fail = true;
+    await loop.run();
+    assert.deepEqual(worked, [0, 1, 2]);
+    assert.equal((await row()).unrecorded_claims, 0);
+    assert.equal((await row()).attempts, 1);
+    fail = false;
+    for (let lost = 0; lost < 3; lost++) {
+      await loop.run();
+      await leaseRunsOut();
+    }
+    assert.deepEqual(worked, [0, 1, 2, 0, 1, 2], 'three more leases lost in a row');
+    await loop.run();
+    assert.deepEqual(worked.length, 6, 'the fourth claim does no work');
+    assert.deepEqual(exhausted, [3]);
+    const final = await row();
+    assert.equal(final.attempts, 2, 'the give-up is recorded as an attempt');
+    assert.equal(final.unrecorded_claims, 0);
   });
 
   test('the refilling pool keeps at most N in flight and drains 1,000 rows once each with two runners', async () => {

@@ -2,8 +2,16 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { LOST_LEASES_MAX } from '../../src/modules/webhooks/dispatcher.ts';
 import { buildTestApp, createTenant, eventually, type TestApp, testEnv } from '../helpers.ts';
-import { createWebhook, emitEvent, type Receiver, signatureMatches, startReceiver } from './receiver.ts';
+import {
+  createWebhook,
+  deliveryLog,
+  emitEvent,
+  type Receiver,
+  signatureMatches,
+  startReceiver,
+} from './receiver.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const ENV = {
@@ -82,5 +90,75 @@ describe('a worker killed while deliveries are in flight', () => {
       );
       return now[0].n === events.length;
     });
+  });
+});
+
+describe('a delivery whose workers die every time', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  before(async () => {
+    // A retry an hour after the first attempt: only the lost leases below make the delivery due again.
+    t = await buildTestApp({ ...ENV, WEBHOOK_RETRY_SCHEDULE: '0s,1h,1h' });
+    await t.startWorker();
+  });
+  after(async () => {
+    await receiver?.close();
+    await t.close();
+  });
+
+  test('is given up as worker_lost instead of sent again; a manual retry sends it', async () => {
+    const tenant = await createTenant(t.app);
+    receiver = await startReceiver((_request, index) => ({ status: index === 0 ? 503 : 200 }));
+    const { id } = await createWebhook(t, tenant.agency, { url: receiver.url, events: ['*'] });
+    const event = await emitEvent(
+      t,
+      { orgId: tenant.orgId, clientId: tenant.clientId },
+      'contact.updated',
+      {},
+    );
+    const [first] = await eventually(async () => {
+      const log = await deliveryLog(t, tenant.agency, id);
+      return log.length === 1 ? log : undefined;
+    });
+    assert.equal(first.status, 'retrying');
+
+    // Its retry taken by as many workers as are allowed, each of which died before recording: the
+    // last one's lease has just run out.
+    await t.database.pool.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = now(), lease_id = gen_random_uuid(),
+         lease_until = now() - interval '1 millisecond', unrecorded_claims = $2
+       WHERE subscription_id = $1`,
+      [id, LOST_LEASES_MAX],
+    );
+    const [givenUp] = await eventually(async () => {
+      const log = await deliveryLog(t, tenant.agency, id);
+      return log.length === 2 ? log : undefined;
+    });
+    assert.deepEqual(
+      [givenUp.attempt, givenUp.status, givenUp.error_class, givenUp.response_status],
+      [2, 'failed', 'worker_lost', null],
+    );
+    assert.match(givenUp.error, /5 workers in a row took this delivery/);
+    const { rows } = await t.database.pool.query(
+      'SELECT status, unrecorded_claims, lease_id FROM webhook_deliveries WHERE subscription_id = $1',
+      [id],
+    );
+    assert.deepEqual(rows, [{ status: 'failed', unrecorded_claims: 0, lease_id: null }]);
+    assert.equal(receiver.requests.length, 1, 'the given-up claim sent nothing');
+
+    const retry = await t.app.inject({
+      method: 'POST',
+      url: `/v1/webhooks/${id}/deliveries/${givenUp.id}/retry`,
+      headers: tenant.agency,
+    });
+    assert.equal(retry.statusCode, 202);
+    await eventually(() => Promise.resolve(receiver.requests.length === 2));
+    assert.equal(receiver.requests[1].headers['x-service-event-id'], event.id);
+    const [manual] = await eventually(async () => {
+      const log = await deliveryLog(t, tenant.agency, id);
+      return log.length === 3 ? log : undefined;
+    });
+    assert.deepEqual([manual.attempt, manual.status, manual.manual], [3, 'succeeded', true]);
   });
 });

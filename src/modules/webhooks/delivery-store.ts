@@ -128,6 +128,8 @@ export interface ClaimedDelivery {
   data: string;
   metadata: string;
   attempts: number;
+  /** Claims since the last recorded attempt, this one included (see `LeasedWork`'s attempts). */
+  unrecorded_claims: number;
   scheduled_attempts: number;
   manual: boolean;
   resume_status: DeliveryStatus | null;
@@ -148,13 +150,14 @@ const claimDueStatement = prepare(
       LIMIT ${p.limit}::int
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
-      UPDATE webhook_deliveries d SET lease_id = ${p.leaseId}::uuid, lease_until = now() + ${ms(p.leaseMs)}
+      UPDATE webhook_deliveries d SET lease_id = ${p.leaseId}::uuid, lease_until = now() + ${ms(p.leaseMs)},
+        unrecorded_claims = d.unrecorded_claims + 1
       FROM due WHERE d.org_id = due.org_id AND d.id = due.id
       RETURNING d.*
     )
     SELECT c.id, c.org_id, c.subscription_id, s.client_id, s.url, s.secret_ciphertext, c.event_id, c.event_type,
       e.created_at AS event_created_at, e.data::text AS data, e.metadata::text AS metadata,
-      c.attempts, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
+      c.attempts, c.unrecorded_claims, c.scheduled_attempts, c.manual, c.resume_status, c.resume_at
     FROM claimed c
     JOIN webhook_subscriptions s ON s.org_id = c.org_id AND s.id = c.subscription_id
     JOIN event_log e ON e.org_id = c.org_id AND e.id = c.event_id
@@ -184,7 +187,8 @@ export interface AttemptRecord {
   responseBody: string | null;
   errorClass: string | null;
   error: string | null;
-  durationMs: number;
+  /** Null when no request was made. */
+  durationMs: number | null;
 }
 
 /** Where the delivery goes after a failed attempt. */
@@ -212,7 +216,7 @@ const recordSuccessesStatement = prepare(
       manuals: boolean[];
       responseStatuses: (number | null)[];
       responseBodies: (string | null)[];
-      durationsMs: number[];
+      durationsMs: (number | null)[];
     },
   ) => sql<{ delivery_id: string }>`
     WITH ${ASYNC_COMMIT},
@@ -228,7 +232,7 @@ const recordSuccessesStatement = prepare(
       ORDER BY d.org_id, d.id
       FOR UPDATE OF d
     ), delivery AS (
-      UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1,
+      UPDATE webhook_deliveries d SET status = 'succeeded', attempts = d.attempts + 1, unrecorded_claims = 0,
         scheduled_attempts = d.scheduled_attempts + CASE WHEN d.manual THEN 0 ELSE 1 END,
         next_attempt_at = NULL, manual = false, resume_status = NULL, resume_at = NULL,
         lease_id = NULL, lease_until = NULL, updated_at = now()
@@ -316,7 +320,7 @@ export async function recordFailure(
   const { rows } = await sql<{ recorded: number }>`
     WITH delivery AS (
       UPDATE webhook_deliveries SET status = ${outcome.deliveryStatus}, attempts = attempts + 1,
-        scheduled_attempts = ${outcome.scheduledAttempts},
+        unrecorded_claims = 0, scheduled_attempts = ${outcome.scheduledAttempts},
         next_attempt_at = CASE WHEN ${outcome.deliveryStatus} <> 'pending' THEN NULL
           WHEN ${outcome.delayMs}::float8 IS NOT NULL THEN now() + ${ms(outcome.delayMs ?? 0)}
           ELSE ${outcome.resumeAt}::timestamptz END,
@@ -414,7 +418,7 @@ export async function requestManualAttempt(
     UPDATE webhook_deliveries SET
       resume_status = CASE WHEN manual THEN resume_status ELSE status END,
       resume_at = CASE WHEN manual THEN resume_at ELSE next_attempt_at END,
-      manual = true, status = 'pending', next_attempt_at = now(), updated_at = now()
+      manual = true, status = 'pending', next_attempt_at = now(), unrecorded_claims = 0, updated_at = now()
     WHERE id = ${deliveryId} AND org_id = ${subscription.org_id} AND subscription_id = ${subscription.id}
       AND (lease_until IS NULL OR lease_until <= now())`.execute(trx);
   return Number(result.numAffectedRows ?? 0) > 0;
@@ -432,7 +436,7 @@ export async function requeueWindow(
   const result = await sql`
     UPDATE webhook_deliveries d SET status = 'pending', scheduled_attempts = 0,
       next_attempt_at = now() - interval '1 second' + ordered.position * interval '1 microsecond',
-      manual = false, resume_status = NULL, resume_at = NULL, updated_at = now()
+      manual = false, resume_status = NULL, resume_at = NULL, unrecorded_claims = 0, updated_at = now()
     FROM (
       SELECT id, row_number() OVER (ORDER BY event_created_at, event_id) AS position
       FROM webhook_deliveries

@@ -44,6 +44,11 @@ const RUN_BUDGET_MS = 10_000;
 const CLAIM_COALESCE_MS = 3;
 /** Every worker process looks for due deliveries this often, whatever woke it or not. */
 const SWEEP_MS = 1000;
+/**
+ * Leases of a delivery in a row that may run out with no attempt recorded (each worker that took it
+ * died or stalled) before it is given up as `worker_lost` rather than sent again.
+ */
+export const LOST_LEASES_MAX = 5;
 
 export interface DispatcherDeps {
   db: Db;
@@ -101,10 +106,15 @@ export function webhookDeliveries(deps: DispatcherDeps): LeasedWork<ClaimedDeliv
     leaseMs,
     batch: deps.config.webhookConcurrency,
     concurrency: deps.config.webhookConcurrency,
-    attempts: { counted: 'by record', max: Number.POSITIVE_INFINITY, backoffMs: () => leaseMs },
+    attempts: {
+      counted: 'by record',
+      max: Number.POSITIVE_INFINITY,
+      unrecordedMax: LOST_LEASES_MAX,
+      backoffMs: () => leaseMs,
+    },
     claim: claimDue,
     work: (lease) => attempt(deps, successes, lease),
-    exhausted: async () => {},
+    exhausted: (lease) => giveUpLostDelivery(deps, lease),
     refill: {
       coalesceMs: CLAIM_COALESCE_MS,
       runBudgetMs: RUN_BUDGET_MS,
@@ -169,6 +179,30 @@ async function attempt(
     return { recorded };
   }
   await recordAttemptFailure(deps, lease, record, result).catch(notRecorded);
+}
+
+/**
+ * A delivery whose leases kept running out with no attempt recorded: sent again, it could take its
+ * worker down once more (and the deliveries in flight beside it). Recorded as a failed attempt that
+ * sent nothing; a person can retry it, or recover it, once the cause is found.
+ */
+async function giveUpLostDelivery(deps: DispatcherDeps, lease: Lease<ClaimedDelivery>): Promise<void> {
+  const delivery = lease.row;
+  const result: AttemptResult = { kind: 'error', errorClass: 'worker_lost' };
+  const { outcome, status } = afterFailure(delivery, result, deps.config.webhookRetrySchedule, true);
+  const record: AttemptRecord = {
+    id: newId(),
+    attempt: lease.attempt,
+    manual: delivery.manual,
+    status,
+    responseStatus: null,
+    responseBody: null,
+    errorClass: result.errorClass,
+    error: `Not sent again: ${lease.unrecorded} workers in a row took this delivery and none recorded an attempt (each died or stalled past its lease).`,
+    durationMs: null,
+  };
+  attempts.inc({ outcome: result.errorClass });
+  await inTransaction(deps.db, (trx) => recordFailure(trx, delivery, lease.id, record, outcome));
 }
 
 function send(deps: DispatcherDeps, delivery: ClaimedDelivery, attemptId: string) {

@@ -94,7 +94,7 @@ export const DeliveryAttemptSchema = Type.Object(
     error_class: Nullable(
       Type.String({
         description:
-          'http_error, redirect, timeout, network_error, blocked_address, invalid_url, signing_error or subscription_disabled.',
+          'http_error, redirect, timeout, network_error, blocked_address, invalid_url, signing_error, subscription_disabled or worker_lost.',
       }),
     ),
     error: Nullable(Type.String()),

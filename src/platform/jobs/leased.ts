@@ -21,6 +21,9 @@ import type { Loop } from './runner.ts';
  *   the end of a back-off or of a "maybe done" grace), NULL when nothing is left to do;
  * - `attempts integer NOT NULL DEFAULT 0`: attempts made, counted at claim, or, when the declaration
  *   says so, by the write that ends the attempt's lease (a log the user reads numbers its attempts);
+ * - `unrecorded_claims integer NOT NULL DEFAULT 0`, only for work counted by record: claims since the
+ *   last recorded attempt. Each claim adds one and each record resets it, so a row whose workers died
+ *   (or stalled past the lease) every time is seen, and given up, as a row claimed past its attempts is;
  * - `state text`, only for work with a "maybe done" state: `'unconfirmed'` while an outside call
  *   (without an idempotency key) may or may not have happened; its own answer settles the row, or,
  *   once `lease_until` passes, the loop's sweep settles it, once.
@@ -31,6 +34,7 @@ export interface LeaseColumns {
   id: string;
   until: string;
   attempts: string;
+  unrecorded: string;
   state: string;
 }
 
@@ -39,6 +43,7 @@ export function leaseColumns(prefix = ''): LeaseColumns {
     id: `${prefix}lease_id`,
     until: `${prefix}lease_until`,
     attempts: `${prefix}attempts`,
+    unrecorded: `${prefix}unrecorded_claims`,
     state: `${prefix}state`,
   };
 }
@@ -56,6 +61,8 @@ export interface Lease<Row extends LeasedRow> {
   readonly id: string;
   /** This claim's attempt, from 1. */
   readonly attempt: number;
+  /** Work counted by record: claims of the row before this one that recorded no attempt (else 0). */
+  readonly unrecorded: number;
   /** The row as it is now, locked, if this lease still holds it; null when another worker took it over. */
   held(trx: Trx): Promise<Row | null>;
   /**
@@ -95,9 +102,16 @@ export interface LeasedWork<Row extends LeasedRow> {
    * then (or when a row is claimed past `max`: its workers died every time) `exhausted` ends it.
    * Attempts are counted at claim unless `counted` is `'by record'`: then the write that ends the
    * lease counts it (the handle's `complete`, `retry`, `unconfirmed`, or the module's own fenced
-   * statement, which must add it), so a worker that died mid-way costs no attempt.
+   * statement, which must add it and reset `unrecorded_claims`), so a worker that died mid-way costs
+   * no attempt; a row claimed `unrecordedMax` times in a row with none recorded (default `max`: its
+   * workers died every time) goes to `exhausted` instead.
    */
-  attempts: { max: number; backoffMs: (attempt: number) => number; counted?: 'at claim' | 'by record' };
+  attempts: {
+    max: number;
+    backoffMs: (attempt: number) => number;
+    counted?: 'at claim' | 'by record';
+    unrecordedMax?: number;
+  };
   /**
    * What one row's work does. It ends its lease, or throws (a retry), or leaves it to run out; or it
    * hands back the write that ends its lease still under way (see `Recording`).
@@ -308,13 +322,26 @@ async function runUnit<Row extends LeasedRow>(
   lease: Lease<Row>,
   log: Logger,
 ): Promise<Recording | undefined> {
-  const { max, backoffMs } = work.attempts;
+  const { max, backoffMs, unrecordedMax = max } = work.attempts;
   const recordFailed = (error: unknown) =>
     // Unrecorded: the lease runs out and the row is claimed again.
     log.error({ err: error, loop: work.name, id: lease.row.id }, 'recording leased work failed');
   try {
     if (lease.attempt > max) {
       await work.exhausted(lease, new Error(`Not finished in ${max} attempts.`));
+      return;
+    }
+    if (lease.unrecorded >= unrecordedMax) {
+      log.error(
+        { loop: work.name, id: lease.row.id, leases: lease.unrecorded },
+        'leased work given up: no attempt recorded in its last leases',
+      );
+      await work.exhausted(
+        lease,
+        new Error(
+          `Claimed ${lease.unrecorded} times in a row with no attempt recorded: its workers died or stalled every time.`,
+        ),
+      );
       return;
     }
     try {
@@ -389,13 +416,15 @@ export class LeasedTable<Row extends LeasedRow> {
     limit: number,
     kind: 'due' | 'unconfirmed',
   ): Promise<Row[]> {
-    const { id, until, attempts } = this.columns;
+    const { id, until, attempts, unrecorded } = this.columns;
     const table = sql.table(this.work.table);
     const order = this.work.order ?? sql`t.${sql.id(until)}`;
     const counted =
-      kind === 'due' && !this.countedByRecord
-        ? sql`, ${sql.id(attempts)} = t.${sql.id(attempts)} + 1`
-        : sql``;
+      kind !== 'due'
+        ? sql``
+        : this.countedByRecord
+          ? sql`, ${sql.id(unrecorded)} = t.${sql.id(unrecorded)} + 1`
+          : sql`, ${sql.id(attempts)} = t.${sql.id(attempts)} + 1`;
     const more = kind === 'due' && this.work.onClaim ? sql`, ${this.work.onClaim}` : sql``;
     const { rows } = await sql<Row>`
       UPDATE ${table} t SET ${sql.id(id)} = ${lease.id}::uuid,
@@ -410,23 +439,28 @@ export class LeasedTable<Row extends LeasedRow> {
 
   /** The handle of a row claimed under `leaseId`; `recordsAttempt`: ending the lease counts the attempt. */
   lease(db: Db, row: Row, leaseId: string, recordsAttempt = this.countedByRecord): Lease<Row> {
-    const { id, until, attempts, state } = this.columns;
+    const { id, until, attempts, unrecorded, state } = this.columns;
     const table = sql.table(this.work.table);
     // Built when used: a pool makes a handle per unit, and many units end through their own statements.
     const fence = () =>
       sql`org_id = ${row.org_id}::uuid AND id = ${row.id}::uuid AND ${sql.id(id)} = ${leaseId}::uuid`;
     const update = async (set: RawBuilder<unknown>, trx?: Trx) => {
-      const count = recordsAttempt ? sql`, ${sql.id(attempts)} = ${sql.id(attempts)} + 1` : sql``;
+      const count = recordsAttempt
+        ? sql`, ${sql.id(attempts)} = ${sql.id(attempts)} + 1, ${sql.id(unrecorded)} = 0`
+        : sql``;
       const result = await sql`UPDATE ${table} SET ${set}${count} WHERE ${fence()}`.execute(
         trx ?? (db as Executor),
       );
       return Number(result.numAffectedRows ?? 0) > 0;
     };
-    const made = Number((row as unknown as Record<string, unknown>)[attempts] ?? 0);
+    const counts = row as unknown as Record<string, unknown>;
+    const made = Number(counts[attempts] ?? 0);
     const handle: Lease<Row> = {
       row,
       id: leaseId,
       attempt: recordsAttempt ? made + 1 : made,
+      // This claim added one to the row's count.
+      unrecorded: recordsAttempt ? Math.max(0, Number(counts[unrecorded] ?? 1) - 1) : 0,
       held: async (trx) => {
         const { rows } = await sql<Row>`SELECT * FROM ${table} WHERE ${fence()} FOR UPDATE`.execute(trx);
         return rows[0] ?? null;
