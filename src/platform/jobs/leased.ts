@@ -124,7 +124,11 @@ export interface LeasedWork<Row extends LeasedRow> {
   exhausted(lease: Lease<Row>, error: unknown): Promise<void>;
   /** Settles a row left "maybe done" past its grace; with it, the loop also sweeps those rows. */
   settleUnconfirmed?(lease: Lease<Row>): Promise<void>;
-  /** Its own claim (a prepared statement with joins, say), to the same contract as the default. */
+  /**
+   * Its own claim (a prepared statement with joins, say), to the same contract as the default: it
+   * leases due rows and counts as the default does (`attempts + 1`, or for work counted by record
+   * `unrecorded_claims + 1`), returning the counted column.
+   */
   claim?(db: Db, lease: { id: string; ms: number }, limit: number): Promise<Row[]>;
   /** Run as a pool refilled as units finish (`LeasedPool`), instead of a batch per run (`leasedLoop`). */
   refill?: Refill;
